@@ -1,0 +1,88 @@
+"""Environment control steps/s against a raw ``mj_step`` loop with the same substeps.
+
+Both loops run on one core (set ``OMP_NUM_THREADS=1``), on the same compiled
+model, with the same excitation sequence (uniform random actions drawn in
+advance), restarting from the task's initial state whenever an episode ends.
+The raw loop does only ``data.ctrl[:] = u; mj_step(model, data, nstep)``; the
+env loop is ``env.step(a)`` including observation, rewards, termination,
+success and info. Overhead = raw rate / env rate − 1.
+
+    python benchmarks/env_speed.py --task Stand --steps 2000
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import time
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import mujoco  # noqa: E402
+import numpy as np  # noqa: E402
+
+from mskbench.envs import MSKEnv  # noqa: E402
+
+
+def bench(task: str, steps: int, seed: int, repeats: int) -> dict:
+    env = MSKEnv(task)
+    rng = np.random.default_rng(seed)
+    actions = rng.uniform(-1, 1, size=(steps, env.action_space.shape[0])).astype(np.float32)
+    excitations = 0.5 * (actions.astype(np.float64) + 1.0)
+    m, d, nstep = env.model, env.data, env.sim.frame_skip
+
+    def run_env() -> float:
+        env.reset(seed=seed)
+        t0 = time.perf_counter()
+        for a in actions:
+            _, _, term, trunc, _ = env.step(a)
+            if term or trunc:
+                env.reset()
+        return time.perf_counter() - t0
+
+    def run_raw() -> float:
+        env.reset(seed=seed)
+        qpos, qvel = d.qpos.copy(), d.qvel.copy()
+        t0 = time.perf_counter()
+        for k, u in enumerate(excitations):
+            d.ctrl[:] = u
+            mujoco.mj_step(m, d, nstep=nstep)
+            if k % env.task.horizon == env.task.horizon - 1:
+                d.qpos[:], d.qvel[:] = qpos, qvel
+        return time.perf_counter() - t0
+
+    env_t, raw_t = [], []
+    for _ in range(repeats):  # interleave so drift hits both equally
+        raw_t.append(run_raw())
+        env_t.append(run_env())
+    env_rate = steps / min(env_t)
+    raw_rate = steps / min(raw_t)
+    return {
+        "task": task,
+        "control_steps": steps,
+        "substeps": nstep,
+        "env_steps_per_s": round(env_rate, 1),
+        "raw_steps_per_s": round(raw_rate, 1),
+        "overhead_pct": round(100.0 * (raw_rate / env_rate - 1.0), 2),
+    }
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--task", default="all", help="task id or 'all' (Stand, Walk, Reach)")
+    p.add_argument("--steps", type=int, default=2000)
+    p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--seed", type=int, default=0)
+    args = p.parse_args()
+    from mskbench.tasks import REGISTRY, resolve_name
+
+    tasks = list(REGISTRY) if args.task == "all" else [resolve_name(args.task)]
+    print(json.dumps({"machine": platform.processor() or platform.machine(), "mujoco": mujoco.__version__}))
+    for t in tasks:
+        print(json.dumps(bench(t, args.steps, args.seed, args.repeats)))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,254 @@
+"""The CPU environment: any task on MyoFullBody as a ``gymnasium.Env``.
+
+Action: ``Box(−1, 1, (416,), float32)``, one entry per muscle in actuator
+order, mapped to excitation ``(a + 1) / 2`` ∈ [0, 1]. Finite values outside
+[−1, 1] are clipped. Non-finite values raise ``ValueError`` unless the env was
+made with ``nonfinite_action="clip"`` (then NaN → −1, i.e. no excitation,
+±inf → ±1).
+
+Control step: ``frame_skip`` (default 10) physics steps of 1 ms, i.e. 10 ms.
+
+Observation: flat float32 vector; ``env.unwrapped.obs_layout`` maps block
+names to slices (see :mod:`mskbench.envs.observation`).
+
+``info`` on every step: ``reward_terms`` (unweighted, by name; the reward is
+``Σ reward_weights[k] · reward_terms[k]``), ``success`` / ``is_success``
+(Table XII so far), ``success_trace``, ``activation`` (416 float32),
+``termination`` (``None`` while running; else the condition's name,
+``"time_limit"`` at the horizon or ``"physics_unstable"``) and ``step``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import gymnasium as gym
+import mujoco
+import numpy as np
+
+from mskbench.body.myofullbody import DEFAULT_MEMORY_BYTES, N_MUSCLES, BodyHandles, build_model, default_qpos
+from mskbench.envs.observation import flatten, layout_of, observation_blocks
+from mskbench.envs.perturbations import Perturbation, muscle_gain_scale, noisy_action, noisy_observation
+from mskbench.sim.cpu import CpuSimulator
+from mskbench.tasks import InitContext, Task, make_task
+
+NONFINITE_POLICIES = ("raise", "clip")
+PHYSICS_UNSTABLE = "physics_unstable"
+TIME_LIMIT = "time_limit"
+
+
+class MSKEnv(gym.Env):
+    """A MyoFullBody task as a Gymnasium environment (MuJoCo C backend).
+
+    Parameters
+    ----------
+    task:
+        Task id (``"Stand"``, case-insensitive) or a :class:`~mskbench.tasks.Task`.
+    frame_skip:
+        Physics steps (1 ms each) per control step.
+    perturbation:
+        Robustness-protocol noise (:class:`~mskbench.envs.perturbations.Perturbation`).
+    reward_weights:
+        Overrides of some reward weights by term name.
+    nonfinite_action:
+        ``"raise"`` (default) or ``"clip"``.
+    memory_bytes:
+        Arena reserved for the ``MjData``.
+    render_mode:
+        ``None`` or ``"rgb_array"`` (offscreen; on CPU set ``MUJOCO_GL=osmesa``).
+    """
+
+    metadata = {"render_modes": ["rgb_array"], "render_fps": 100}
+
+    def __init__(
+        self,
+        task: str | Task = "Stand",
+        *,
+        frame_skip: int = 10,
+        perturbation: Perturbation | None = None,
+        reward_weights: Mapping[str, float] | None = None,
+        nonfinite_action: str = "raise",
+        memory_bytes: int = DEFAULT_MEMORY_BYTES,
+        render_mode: str | None = None,
+        width: int = 640,
+        height: int = 480,
+        task_kwargs: Mapping[str, Any] | None = None,
+    ):
+        self.task = task if isinstance(task, Task) else make_task(task, **(task_kwargs or {}))
+        if nonfinite_action not in NONFINITE_POLICIES:
+            raise ValueError(f"nonfinite_action must be one of {NONFINITE_POLICIES}, got {nonfinite_action!r}")
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be None or one of {self.metadata['render_modes']}, "
+                             f"got {render_mode!r}")
+        self.perturbation = perturbation or Perturbation()
+        self.nonfinite_action = nonfinite_action
+        self.render_mode = render_mode
+        self._size = (int(height), int(width))
+        self._renderer = None
+
+        weights = dict(self.task.reward_weights)
+        for key, value in (reward_weights or {}).items():
+            if key not in weights:
+                raise ValueError(f"unknown reward term {key!r} for {self.task.name}; "
+                                 f"valid terms: {', '.join(weights)}")
+            weights[key] = float(value)
+        self.reward_weights = weights
+        self._weight_vec = np.array(list(weights.values()))
+
+        model = build_model(self.task.add_props, memory_bytes=memory_bytes)
+        self.handles = BodyHandles.from_model(model)
+        self.sim = CpuSimulator(model, self.handles, frame_skip)
+        self.model, self.data = self.sim.model, self.sim.data
+        self._ctx = InitContext(model, mujoco.MjData(model), self.handles,
+                                default_qpos(model, self.handles), self.sim.control_dt_s)
+        self.task.bind(self._ctx)
+        self.metadata = dict(self.metadata, render_fps=int(round(1.0 / self.sim.control_dt_s)))
+
+        self.action_space = gym.spaces.Box(-1.0, 1.0, (N_MUSCLES,), np.float32)
+        self._rngs: dict[str, np.random.Generator] | None = None
+        # Lay out the observation from one deterministic initial state.
+        init = self.task.initial_state(self._ctx, np.random.default_rng(0))
+        self.sim.reset(init.qpos, init.qvel)
+        blocks = observation_blocks(self.sim.view(), self.task.observation(self.sim.view(), init.task_state, np), np)
+        self.obs_layout = layout_of(blocks)
+        n_obs = next(reversed(self.obs_layout.values())).stop
+        self.observation_space = gym.spaces.Box(-np.inf, np.inf, (n_obs,), np.float32)
+        self.muscle_gain = np.ones(N_MUSCLES)
+        self._ts: dict = {}
+        self._steps = 0
+        self._done = True
+
+    # -- helpers -----------------------------------------------------------------
+    @property
+    def control_dt_s(self) -> float:
+        return self.sim.control_dt_s
+
+    @property
+    def task_state(self) -> dict:
+        """The task state of the current episode (read-only use)."""
+        return self._ts
+
+    def _seed_streams(self, seed: int | None) -> None:
+        if seed is None:
+            seed = int(self.np_random.integers(0, 2**63 - 1))
+        names = ("init", "action", "observation", "gain")
+        children = np.random.SeedSequence(seed).spawn(len(names))
+        self._rngs = {n: np.random.default_rng(c) for n, c in zip(names, children)}
+
+    def _observe(self, view, ts) -> np.ndarray:
+        return flatten(observation_blocks(view, self.task.observation(view, ts, np), np))
+
+    def _validate_action(self, action) -> np.ndarray:
+        a = np.asarray(action, dtype=np.float64)
+        if a.shape != (N_MUSCLES,):
+            raise ValueError(f"action must have shape ({N_MUSCLES},), got {a.shape}")
+        if not np.isfinite(a).all():
+            if self.nonfinite_action == "raise":
+                bad = np.flatnonzero(~np.isfinite(a))
+                raise ValueError(f"action has {bad.size} non-finite entries (first at index {bad[0]}); "
+                                 "pass nonfinite_action='clip' to map NaN to -1 and ±inf to ±1")
+            a = np.nan_to_num(a, nan=-1.0, posinf=1.0, neginf=-1.0)
+        return np.clip(a, -1.0, 1.0)
+
+    def perturb_normalized_observation(self, normalized_obs: np.ndarray) -> np.ndarray:
+        """Eq. 5 hook: add the configured observation noise to a policy-normalised observation.
+
+        Returns ``normalized_obs`` unchanged when ``observation_noise_std`` is 0.
+        """
+        std = self.perturbation.observation_noise_std
+        x = np.asarray(normalized_obs)
+        if std == 0.0:
+            return x
+        if self._rngs is None:
+            self._seed_streams(None)
+        return noisy_observation(x, std, self._rngs["observation"].standard_normal(x.shape)).astype(x.dtype)
+
+    # -- gymnasium API -------------------------------------------------------------
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        super().reset(seed=seed)
+        if seed is not None or self._rngs is None:
+            self._seed_streams(seed)
+        sigma = self.perturbation.muscle_gain_range
+        if sigma > 0.0:
+            self.muscle_gain = muscle_gain_scale(self._rngs["gain"].uniform(size=N_MUSCLES), sigma)
+            self.sim.set_muscle_gain_scale(self.muscle_gain)
+        else:
+            self.muscle_gain = np.ones(N_MUSCLES)
+            self.sim.set_muscle_gain_scale(None)
+        init = self.task.initial_state(self._ctx, self._rngs["init"])
+        self.sim.reset(init.qpos, init.qvel)
+        self._ts = init.task_state
+        self._steps = 0
+        self._done = False
+        view = self.sim.view()
+        info = {"success_trace": self.task.success_trace(self._ts), "muscle_gain": self.muscle_gain.copy()}
+        return self._observe(view, self._ts), info
+
+    def step(self, action):
+        if self._done:
+            raise RuntimeError("episode has ended (or reset() was never called); call reset() first")
+        a = self._validate_action(action)
+        std = self.perturbation.action_noise_std
+        if std > 0.0:
+            a = noisy_action(a, std, self._rngs["action"].standard_normal(N_MUSCLES))
+        stable = self.sim.step(0.5 * (a + 1.0))
+        self._steps += 1
+        if not stable:
+            return self._unstable_step()
+        view = self.sim.view()
+        task = self.task
+        self._ts = task.advance(view, self._ts, np)
+        terms = {k: float(v) for k, v in task.reward_terms(view, self._ts, np).items()}
+        reward = float(np.dot(self._weight_vec, [terms[k] for k in self.reward_weights]))
+        reason = next((k for k, v in task.termination(view, self._ts, np).items() if v), None)
+        terminated = reason is not None
+        truncated = not terminated and self._steps >= task.horizon
+        if truncated:
+            reason = TIME_LIMIT
+        self._done = terminated or truncated
+        success = bool(task.success(self._ts, self._steps, terminated, np))
+        info = {
+            "reward_terms": terms,
+            "success": success,
+            "is_success": success,
+            "success_trace": {**task.success_trace(self._ts), "steps": self._steps},
+            "activation": view.activation.astype(np.float32),
+            "termination": reason,
+            "step": self._steps,
+        }
+        return self._observe(view, self._ts), reward, terminated, truncated, info
+
+    def _unstable_step(self):
+        self._done = True
+        zero_terms = {k: 0.0 for k in self.reward_weights}
+        info = {
+            "reward_terms": zero_terms,
+            "success": False,
+            "is_success": False,
+            "success_trace": {**self.task.success_trace(self._ts), "steps": self._steps},
+            "activation": np.zeros(N_MUSCLES, np.float32),
+            "termination": PHYSICS_UNSTABLE,
+            "step": self._steps,
+        }
+        obs = np.zeros(self.observation_space.shape, np.float32)
+        return obs, 0.0, True, False, info
+
+    def render(self):
+        if self.render_mode != "rgb_array":
+            return None
+        if self._renderer is None:
+            h, w = self._size
+            self.model.vis.global_.offwidth = max(self.model.vis.global_.offwidth, w)
+            self.model.vis.global_.offheight = max(self.model.vis.global_.offheight, h)
+            self._renderer = mujoco.Renderer(self.model, height=h, width=w)
+        if self._ts:
+            self.task.sync_props(self.model, self.data, self._ts)
+            mujoco.mj_kinematics(self.model, self.data)  # positions only; dynamics untouched
+        self._renderer.update_scene(self.data, camera="track")
+        return self._renderer.render()
+
+    def close(self):
+        if self._renderer is not None:
+            self._renderer.close()
+            self._renderer = None

@@ -1,0 +1,214 @@
+"""A simulator-independent view of the quantities the paper's task tables use.
+
+:class:`StateView` wraps anything with MuJoCo's ``Data`` field names
+(``mujoco.MjData`` on the CPU, ``mjx.Data`` on the GPU) and derives every
+quantity with an array namespace ``xp`` (``numpy`` or ``jax.numpy``), so the
+same task code runs on both backends. Each derived quantity is computed on
+first use and cached for the lifetime of the view (one control step).
+
+Frames and units: world frame, ``x`` forward, ``y`` left, ``z`` up; metres,
+seconds, radians. Symbols follow App. A-A of the MSK-Bench paper.
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+
+from mskbench.body.myofullbody import BodyHandles
+
+
+def _normalize(xp, v, eps: float = 1e-9):
+    return v / (xp.linalg.norm(v, axis=-1, keepdims=True) + eps)
+
+
+def quat_tilt(xp, quat):
+    """Angle (rad) between a body's z axis and world z, from its quaternion (w, x, y, z).
+
+    ``θ = arccos(clip(1 − 2(x² + y²), −1, 1))`` (paper Eq. 18).
+    """
+    return xp.arccos(xp.clip(1.0 - 2.0 * (quat[..., 1] ** 2 + quat[..., 2] ** 2), -1.0, 1.0))
+
+
+class StateView:
+    """Derived kinematic, dynamic and muscle quantities of one physics state.
+
+    Parameters
+    ----------
+    data:
+        Object with ``qpos, qvel, xpos, xmat, xquat, xipos, cvel, subtree_com,
+        act, actuator_length, actuator_velocity, actuator_force, sensordata``.
+    handles:
+        Indices resolved from the compiled model.
+    xp:
+        Array namespace (``numpy`` or ``jax.numpy``).
+    """
+
+    def __init__(self, data: Any, handles: BodyHandles, xp=np):
+        self.data = data
+        self.h = handles
+        self.xp = xp
+
+    # -- raw ------------------------------------------------------------------
+    @property
+    def q(self):
+        """Generalised positions (nq,)."""
+        return self.data.qpos
+
+    @property
+    def qdot(self):
+        """Generalised velocities (nv,)."""
+        return self.data.qvel
+
+    @cached_property
+    def q_joints(self):
+        """Non-root joint positions (122,) in model order."""
+        return self.data.qpos[self.h.joint_qpos]
+
+    @cached_property
+    def qdot_joints(self):
+        """Non-root joint velocities (122,)."""
+        return self.data.qvel[self.h.joint_dof]
+
+    def joint(self, role: str):
+        """Position of a named joint role (see ``JOINT_NAMES``), rad."""
+        return self.data.qpos[self.h.joints_qpos[role]]
+
+    @cached_property
+    def root_quat(self):
+        """Root orientation quaternion (w, x, y, z)."""
+        return self.data.qpos[3:7]
+
+    @cached_property
+    def tilt(self):
+        """Root tilt from vertical (rad), Eq. 18."""
+        return quat_tilt(self.xp, self.root_quat)
+
+    # -- bodies -----------------------------------------------------------------
+    def pos(self, role: str):
+        """World position of a named body's origin (3,), m."""
+        return self.data.xpos[self.h.bodies[role]]
+
+    def rot(self, role: str):
+        """World rotation matrix of a named body (3, 3)."""
+        return self.xp.reshape(self.data.xmat[self.h.bodies[role]], (3, 3))
+
+    def quat(self, role: str):
+        """World orientation quaternion of a named body (4,)."""
+        return self.data.xquat[self.h.bodies[role]]
+
+    def vel(self, role: str):
+        """World linear velocity of a named body's origin (3,), m/s."""
+        b = self.h.bodies[role]
+        cvel = self.data.cvel[b]
+        ref = self.data.subtree_com[self.h.bodies["root"]]
+        return cvel[3:] + self.xp.cross(cvel[:3], self.data.xpos[b] - ref)
+
+    @cached_property
+    def pelvis_pos(self):
+        return self.pos("pelvis")
+
+    @cached_property
+    def head_pos(self):
+        return self.pos("head")
+
+    @cached_property
+    def com_pos(self):
+        """Whole-body centre of mass (3,), m."""
+        return self.data.subtree_com[self.h.bodies["root"]]
+
+    @cached_property
+    def com_vel(self):
+        """Whole-body centre-of-mass velocity ``v_CoM`` (3,), m/s.
+
+        Mass-weighted mean of the bodies' CoM velocities, from ``cvel``
+        (spatial velocities about the subtree CoM).
+        """
+        xp = self.xp
+        tree = self.h.body_tree
+        cvel = self.data.cvel[tree]
+        ref = self.data.subtree_com[self.h.bodies["root"]]
+        v = cvel[:, 3:] + xp.cross(cvel[:, :3], self.data.xipos[tree] - ref)
+        return xp.asarray(self.h.body_mass) @ v / self.h.total_mass
+
+    @cached_property
+    def foot_pos(self):
+        """Left and right foot (calcaneus) positions (2, 3), m."""
+        return self.xp.stack([self.pos("foot_l"), self.pos("foot_r")])
+
+    @cached_property
+    def foot_heights(self):
+        """``z_foot,L``, ``z_foot,R`` (2,), m."""
+        return self.foot_pos[:, 2]
+
+    @cached_property
+    def d_feet(self):
+        """``Δp_feet = p_foot,L − p_foot,R`` (3,), m."""
+        return self.foot_pos[0] - self.foot_pos[1]
+
+    @cached_property
+    def d_xy_feet(self):
+        """Horizontal distance between the feet, m."""
+        return self.xp.linalg.norm(self.d_feet[:2])
+
+    @cached_property
+    def dz_leg(self):
+        """``Δz_leg = z_pelvis − min(z_foot,L, z_foot,R)``, m."""
+        return self.pelvis_pos[2] - self.xp.min(self.foot_heights)
+
+    @cached_property
+    def knee_heights(self):
+        """Knee (tibia origin) heights, left and right (2,), m."""
+        return self.xp.stack([self.pos("knee_l")[2], self.pos("knee_r")[2]])
+
+    # -- orientation vectors --------------------------------------------------
+    @cached_property
+    def u_torso(self):
+        """Unit vector from pelvis to head."""
+        return _normalize(self.xp, self.head_pos - self.pelvis_pos)
+
+    @cached_property
+    def u_chest(self):
+        """Unit vector pointing forward out of the chest (thorax)."""
+        return self.rot("chest") @ self.xp.asarray(self.h.forward_local)
+
+    @cached_property
+    def u_fwd(self):
+        """Unit forward vector of the pelvis."""
+        return self.rot("pelvis") @ self.xp.asarray(self.h.forward_local)
+
+    @cached_property
+    def yaw(self):
+        """Heading of the pelvis about world z (rad), 0 when facing +x."""
+        return self.xp.arctan2(self.u_fwd[1], self.u_fwd[0])
+
+    # -- muscles ----------------------------------------------------------------
+    @cached_property
+    def muscle_length(self):
+        """Muscle-tendon actuator lengths (416,), m."""
+        return self.data.actuator_length[self.h.muscle_ids]
+
+    @cached_property
+    def muscle_velocity(self):
+        """Muscle-tendon actuator velocities (416,), m/s."""
+        return self.data.actuator_velocity[self.h.muscle_ids]
+
+    @cached_property
+    def muscle_force(self):
+        """Muscle forces normalised by the nominal peak isometric force F0 (416,).
+
+        Negative when pulling; ``−1`` is the nominal isometric maximum.
+        """
+        return self.data.actuator_force[self.h.muscle_ids] / self.xp.asarray(self.h.muscle_force_nominal)
+
+    @cached_property
+    def activation(self):
+        """Muscle activations ``a`` in [0, 1] (416,)."""
+        return self.data.act[self.h.muscle_act_adr]
+
+    @cached_property
+    def touch(self):
+        """Touch sensor readings (N): left heel, left toes, right heel, right toes."""
+        return self.data.sensordata[self.h.touch_adr]

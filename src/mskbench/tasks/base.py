@@ -1,0 +1,161 @@
+"""The task contract.
+
+A task is everything about one benchmark task and nothing else: its scene
+props, initial-state sampler, task observations, named reward terms with their
+weights (Tables VI–VIII), named termination conditions (Tables IX–XI), the
+success criterion (Table XII) and the horizon.
+
+Everything evaluated at step time is a pure function of a
+:class:`~mskbench.sim.state.StateView` and a *task state* ``ts`` (a flat
+``dict`` of arrays: phase clocks, targets, counters, success traces), written
+with the array namespace ``xp`` so the CPU and JAX backends share it. Per
+control step the environment calls, in this order::
+
+    ts    = task.advance(view, ts, xp)            # clocks, counters, traces
+    terms = task.reward_terms(view, ts, xp)       # state reached + updated ts
+    done  = task.termination(view, ts, xp)
+    obs   = task.observation(view, ts, xp)
+    ok    = task.success(ts, steps, terminated, xp)
+
+``advance`` sees the state the step reached, so a phase clock in ``ts`` always
+names the phase of the current physics state, and an event (a touch) is
+recorded in ``ts`` for the reward of the step in which it happened.
+
+Only :meth:`Task.initial_state` runs outside that loop; it may use the
+simulator on the CPU (forward kinematics, ground placement) and a NumPy
+``Generator``.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import mujoco
+import numpy as np
+
+from mskbench.body.myofullbody import BodyHandles
+from mskbench.sim.state import StateView
+
+FAMILIES = ("stabilization", "locomotion", "interaction")
+
+TaskState = dict[str, Any]
+
+
+@dataclass
+class InitialState:
+    """What :meth:`Task.initial_state` returns: a physics state and a task state."""
+
+    qpos: np.ndarray
+    qvel: np.ndarray
+    task_state: TaskState
+
+
+class InitContext:
+    """CPU helpers a task may use while sampling an initial state."""
+
+    def __init__(self, model: mujoco.MjModel, data: mujoco.MjData, handles: BodyHandles,
+                 default_qpos: np.ndarray, control_dt_s: float):
+        self.control_dt_s = control_dt_s
+        self.model = model
+        self.data = data
+        self.handles = handles
+        self.default_qpos = default_qpos
+
+    def pose(self, joints: Mapping[str, float] | None = None, *, base: np.ndarray | None = None,
+             root_xy: tuple[float, float] = (0.0, 0.0), on_ground: bool = True) -> np.ndarray:
+        """A consistent standing-frame ``qpos`` with joints set by model name.
+
+        Starts from ``base`` (default: the neutral pose), sets the given
+        joints (model joint names, rad), resolves the joint couplings, puts
+        the root at ``root_xy`` and (``on_ground``) lowers it onto the floor.
+        """
+        from mskbench.body.myofullbody import place_on_ground
+
+        qpos = (self.default_qpos if base is None else base).copy()
+        for name, value in (joints or {}).items():
+            jid = mujoco.mj_name2id(self.model, mujoco.mjtObj.mjOBJ_JOINT, name)
+            if jid < 0:
+                raise ValueError(f"model has no joint named {name!r}")
+            qpos[self.model.jnt_qposadr[jid]] = value
+        self.handles.couplings.apply(qpos)
+        qpos[0:2] = root_xy
+        if on_ground:
+            self.data.qpos[:] = qpos
+            place_on_ground(self.model, self.data, self.handles)
+            qpos = self.data.qpos.copy()
+        return qpos
+
+    def forward(self, qpos: np.ndarray, qvel: np.ndarray | None = None) -> StateView:
+        """Run forward kinematics at ``qpos`` and return a NumPy state view."""
+        self.data.qpos[:] = qpos
+        self.data.qvel[:] = 0.0 if qvel is None else qvel
+        mujoco.mj_forward(self.model, self.data)
+        return StateView(self.data, self.handles, np)
+
+
+class Task(ABC):
+    """Base class of all tasks. Subclasses set the class attributes and methods.
+
+    ``reward_weights`` maps each reward term's name to its weight; the
+    per-step reward is ``Σ weight · term``. Weights can be overridden per
+    environment (``reward_weights=`` of the env), never the formulas.
+    """
+
+    name: ClassVar[str]
+    family: ClassVar[str]
+    horizon: ClassVar[int]
+    reward_weights: ClassVar[Mapping[str, float]]
+    #: One-line summary for ``mskbench tasks``.
+    summary: ClassVar[str] = ""
+
+    # -- scene -------------------------------------------------------------------
+    def add_props(self, spec: mujoco.MjSpec) -> None:
+        """Add the task's props to the scene (default: none)."""
+
+    def sync_props(self, model: mujoco.MjModel, data: mujoco.MjData, ts: TaskState) -> None:
+        """Move visual-only props (mocap markers) to match ``ts`` (CPU, for rendering)."""
+
+    def bind(self, ctx: InitContext) -> None:
+        """Precompute constants from the compiled model (once per environment)."""
+
+    # -- episode -----------------------------------------------------------------
+    @abstractmethod
+    def initial_state(self, ctx: InitContext, rng: np.random.Generator) -> InitialState:
+        """Sample the initial physics state and task state."""
+
+    @abstractmethod
+    def observation(self, s: StateView, ts: TaskState, xp) -> dict[str, Any]:
+        """Task-specific observation blocks, by name, each a 1-D array of fixed size."""
+
+    @abstractmethod
+    def reward_terms(self, s: StateView, ts: TaskState, xp) -> dict[str, Any]:
+        """Unweighted reward terms, by the names in ``reward_weights``."""
+
+    @abstractmethod
+    def termination(self, s: StateView, ts: TaskState, xp) -> dict[str, Any]:
+        """Named termination conditions (booleans); any true ends the episode."""
+
+    def advance(self, s: StateView, ts: TaskState, xp) -> TaskState:
+        """Task state after this control step (clocks, counters, traces). Default: unchanged."""
+        return ts
+
+    @abstractmethod
+    def success(self, ts: TaskState, steps, terminated, xp):
+        """Table XII success of the episode so far (boolean)."""
+
+    def success_trace(self, ts: TaskState) -> dict[str, Any]:
+        """The task-state entries the success criterion reads (for ``info``)."""
+        return {}
+
+
+def efficiency(s: StateView, xp):
+    """``R_efficiency = mean(a²)``: the action regularisation applied across tasks."""
+    return xp.mean(s.activation**2)
+
+
+def survived(steps, terminated, horizon: int, xp):
+    """Survival success: ``horizon`` steps reached without earlier termination."""
+    return xp.logical_and(steps >= horizon, xp.logical_not(terminated))

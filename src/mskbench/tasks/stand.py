@@ -1,0 +1,73 @@
+"""Stand (stabilization): hold a static upright posture from the neutral pose.
+
+Paper rows: Table VI (rewards), Table IX (observations, init, termination),
+Table XII (success).
+
+==========================  ===================================================
+reward term (weight)        formula
+==========================  ===================================================
+pose_preservation (10)      ``exp(−‖q_joints − q0_joints‖)``
+absolute_stillness (15)     ``exp(−10‖v_CoM‖) · exp(−0.1‖q̇‖)``
+feet_planted (10)           ``exp(−10(‖v_foot,L‖ + ‖v_foot,R‖))``
+torso_balance (10)          ``exp(−5 max(0, 1 − u_torso·ẑ))``
+survival (5)                ``1``
+efficiency (−1)             ``mean(a²)`` — our choice of weight (the paper
+                            applies it "broadly" without a number)
+==========================  ===================================================
+
+Observation: torso quaternion (4), feet heights (2).
+Initial state: neutral pose (couplings resolved), lowered onto the floor, zero
+velocity, no noise. Termination: ``z_CoM < 0.8`` m or root tilt ``> 0.8`` rad.
+Success: 1,000 steps without earlier termination. Horizon: 1,000 control steps.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mskbench.tasks.base import InitContext, InitialState, Task, efficiency, survived
+
+
+class Stand(Task):
+    name = "Stand"
+    family = "stabilization"
+    horizon = 1000
+    summary = "Hold a static upright posture from the neutral pose"
+    reward_weights = {
+        "pose_preservation": 10.0,
+        "absolute_stillness": 15.0,
+        "feet_planted": 10.0,
+        "torso_balance": 10.0,
+        "survival": 5.0,
+        "efficiency": -1.0,
+    }
+    com_height_min_m = 0.8
+    tilt_max_rad = 0.8
+
+    def initial_state(self, ctx: InitContext, rng: np.random.Generator) -> InitialState:
+        qpos = ctx.pose()
+        q0 = qpos[ctx.handles.joint_qpos].copy()
+        return InitialState(qpos, np.zeros(ctx.model.nv), {"q0_joints": q0})
+
+    def observation(self, s, ts, xp):
+        return {"torso_quat": s.quat("torso"), "feet_height": s.foot_heights}
+
+    def reward_terms(self, s, ts, xp):
+        norm = xp.linalg.norm
+        return {
+            "pose_preservation": xp.exp(-norm(s.q_joints - ts["q0_joints"])),
+            "absolute_stillness": xp.exp(-10.0 * norm(s.com_vel)) * xp.exp(-0.1 * norm(s.qdot)),
+            "feet_planted": xp.exp(-10.0 * (norm(s.vel("foot_l")) + norm(s.vel("foot_r")))),
+            "torso_balance": xp.exp(-5.0 * xp.maximum(0.0, 1.0 - s.u_torso[2])),
+            "survival": xp.ones(()),
+            "efficiency": efficiency(s, xp),
+        }
+
+    def termination(self, s, ts, xp):
+        return {
+            "com_too_low": s.com_pos[2] < self.com_height_min_m,
+            "tilted": s.tilt > self.tilt_max_rad,
+        }
+
+    def success(self, ts, steps, terminated, xp):
+        return survived(steps, terminated, self.horizon, xp)

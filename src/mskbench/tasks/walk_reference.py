@@ -1,0 +1,101 @@
+"""A synthetic walking reference: joint angles as periodic functions of gait phase.
+
+The paper's Walk task tracks ``q_ref`` and starts from states "sampled from
+synthetic walk" without publishing the reference. Ours is built from
+textbook sagittal-plane gait curves (hip flexion, knee flexion, ankle
+dorsiflexion over one stride, right heel strike at phase 0; the left leg is
+the same curve half a stride later), interpolated by periodic cubic splines
+through the knots below, with every other joint at the neutral pose and the
+joint couplings resolved sample by sample. Arms are not swung.
+
+The reference is tabulated at ``n_samples`` phases per stride; at step time it
+is read by linear interpolation with the array namespace ``xp`` (NumPy or JAX).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import mujoco
+import numpy as np
+from scipy.interpolate import CubicSpline
+
+from mskbench.body.myofullbody import BodyHandles
+
+#: Knots (stride fraction, angle in rad) for the right leg; OpenSim signs:
+#: hip and knee flexion positive, ankle dorsiflexion positive.
+GAIT_KNOTS = {
+    "hip_flexion": [(0.00, 0.40), (0.15, 0.30), (0.35, 0.05), (0.52, -0.17), (0.62, -0.05),
+                    (0.75, 0.35), (0.87, 0.45)],
+    "knee_angle": [(0.00, 0.08), (0.13, 0.32), (0.30, 0.12), (0.42, 0.08), (0.58, 0.55),
+                   (0.72, 1.10), (0.85, 0.55), (0.95, 0.08)],
+    "ankle_angle": [(0.00, 0.00), (0.08, -0.10), (0.30, 0.10), (0.45, 0.17), (0.62, -0.30),
+                    (0.72, -0.10), (0.85, 0.05)],
+}
+
+
+def _periodic_spline(knots: list[tuple[float, float]]) -> CubicSpline:
+    x = np.array([k[0] for k in knots] + [1.0])
+    y = np.array([k[1] for k in knots] + [knots[0][1]])
+    return CubicSpline(x, y, bc_type="periodic")
+
+
+@dataclass(frozen=True)
+class WalkReference:
+    """Tabulated reference ``q_ref(φ)`` and ``q̇_ref(φ)`` for the non-root joints.
+
+    ``q_table`` is (n_samples, n_joints) in the order of ``BodyHandles.joint_qpos``;
+    ``qdot_table`` is (n_samples, n_joints) in the order of ``joint_dof``, in rad/s
+    for a stride of ``period_s`` seconds.
+    """
+
+    period_s: float
+    speed_mps: float
+    q_table: np.ndarray
+    qdot_table: np.ndarray
+
+    @classmethod
+    def build(cls, model: mujoco.MjModel, handles: BodyHandles, default_qpos: np.ndarray,
+              period_s: float = 1.1, speed_mps: float = 1.2, n_samples: int = 200) -> "WalkReference":
+        if period_s <= 0 or n_samples < 8:
+            raise ValueError(f"period_s must be > 0 and n_samples >= 8, got {period_s}, {n_samples}")
+        phases = np.arange(n_samples) / n_samples
+        q_rows, qd_rows = [], []
+        splines = {k: _periodic_spline(v) for k, v in GAIT_KNOTS.items()}
+        adr = {}
+        for side, shift in (("r", 0.0), ("l", 0.5)):
+            for joint in GAIT_KNOTS:
+                jid = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, f"{joint}_{side}")
+                adr[(joint, side)] = (int(model.jnt_qposadr[jid]), int(model.jnt_dofadr[jid]), shift)
+        for phi in phases:
+            qpos = default_qpos.copy()
+            qvel = np.zeros(model.nv)
+            for (joint, _side), (qa, da, shift) in adr.items():
+                p = (phi + shift) % 1.0
+                qpos[qa] = splines[joint](p)
+                qvel[da] = splines[joint](p, 1) / period_s
+            handles.couplings.apply(qpos, handles.qvel_of_qpos, qvel)
+            q_rows.append(qpos[handles.joint_qpos])
+            qd_rows.append(qvel[handles.joint_dof])
+        return cls(period_s, speed_mps, np.array(q_rows), np.array(qd_rows))
+
+    @property
+    def n_samples(self) -> int:
+        return self.q_table.shape[0]
+
+    def lookup(self, table: np.ndarray, phase, xp=np):
+        """Linear interpolation of ``table`` rows at ``phase`` ∈ [0, 1)."""
+        n = table.shape[0]
+        x = (phase % 1.0) * n
+        i0 = xp.floor(x)
+        frac = x - i0
+        i0 = i0.astype(int) % n if hasattr(i0, "astype") else int(i0) % n
+        i1 = (i0 + 1) % n
+        t = xp.asarray(table)
+        return t[i0] * (1.0 - frac) + t[i1] * frac
+
+    def q_ref(self, phase, xp=np):
+        return self.lookup(self.q_table, phase, xp)
+
+    def qdot_ref(self, phase, xp=np):
+        return self.lookup(self.qdot_table, phase, xp)
