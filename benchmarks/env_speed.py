@@ -3,9 +3,10 @@
 Both loops run on one core (set ``OMP_NUM_THREADS=1``), on the same compiled
 model, with the same excitation sequence (uniform random actions drawn in
 advance), restarting from the task's initial state whenever an episode ends.
-The raw loop does only ``data.ctrl[:] = u; mj_step(model, data, nstep)``; the
-env loop is ``env.step(a)`` including observation, rewards, termination,
-success and info. Overhead = raw rate / env rate − 1.
+The raw loop does only ``data.ctrl[:] = u; mj_step(model, data, nstep)`` and
+restarts at the same steps from the same states as the env loop; the env loop
+is ``env.step(a)`` including observation, rewards, termination, success, info
+and the task's reset sampling. Overhead = raw rate / env rate − 1.
 
     python benchmarks/env_speed.py --task Stand --steps 2000
 """
@@ -33,30 +34,36 @@ def bench(task: str, steps: int, seed: int, repeats: int) -> dict:
     excitations = 0.5 * (actions.astype(np.float64) + 1.0)
     m, d, nstep = env.model, env.data, env.sim.frame_skip
 
+    resets: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+
     def run_env() -> float:
         env.reset(seed=seed)
+        resets.clear()
         t0 = time.perf_counter()
-        for a in actions:
+        for k, a in enumerate(actions):
             _, _, term, trunc, _ = env.step(a)
             if term or trunc:
                 env.reset()
+                resets[k] = (d.qpos.copy(), d.qvel.copy(), d.act.copy())
         return time.perf_counter() - t0
 
     def run_raw() -> float:
+        # Same physics states as the env run: restarts where the env reset, from
+        # the states the env reset to (restoring them costs array copies only).
         env.reset(seed=seed)
-        qpos, qvel = d.qpos.copy(), d.qvel.copy()
         t0 = time.perf_counter()
         for k, u in enumerate(excitations):
             d.ctrl[:] = u
             mujoco.mj_step(m, d, nstep=nstep)
-            if k % env.task.horizon == env.task.horizon - 1:
-                d.qpos[:], d.qvel[:] = qpos, qvel
+            if k in resets:
+                q, v, act = resets[k]
+                d.qpos[:], d.qvel[:], d.act[:] = q, v, act
         return time.perf_counter() - t0
 
     env_t, raw_t = [], []
     for _ in range(repeats):  # interleave so drift hits both equally
-        raw_t.append(run_raw())
         env_t.append(run_env())
+        raw_t.append(run_raw())
     env_rate = steps / min(env_t)
     raw_rate = steps / min(raw_t)
     return {
@@ -65,6 +72,7 @@ def bench(task: str, steps: int, seed: int, repeats: int) -> dict:
         "substeps": nstep,
         "env_steps_per_s": round(env_rate, 1),
         "raw_steps_per_s": round(raw_rate, 1),
+        "episodes_ended": len(resets),
         "overhead_pct": round(100.0 * (raw_rate / env_rate - 1.0), 2),
     }
 

@@ -86,12 +86,14 @@ def load_spec() -> mujoco.MjSpec:
     root = spec.body(BODY_NAMES["root"])
     root.pos = [0.0, 0.0, DEFAULT_ROOT_HEIGHT_M]
     root.quat = yaw_quat(ROOT_YAW_RAD)
-    # A camera that follows the body's centre of mass, for offscreen rendering.
+    # A camera that follows the centre of mass and looks at the body's right
+    # side. Given in the root frame (turned by ROOT_YAW_RAD): world position
+    # (0.4, -3.2, +0.3) from the root, image x along world +x.
     root.add_camera(
         name="track",
         mode=mujoco.mjtCamLight.mjCAMLIGHT_TRACKCOM,
-        pos=[0.0, -3.2, 0.35],
-        xyaxes=[1, 0, 0, 0, 0.15, 1],
+        pos=[-3.2, -0.4, 0.3],
+        xyaxes=[0, -1, 0, 0.15, 0, 1],
     )
     return spec
 

@@ -125,6 +125,11 @@ class MSKEnv(gym.Env):
         return self.sim.control_dt_s
 
     @property
+    def steps(self) -> int:
+        """Control steps taken in the current episode."""
+        return self._steps
+
+    @property
     def task_state(self) -> dict:
         """The task state of the current episode (read-only use)."""
         return self._ts

@@ -2,11 +2,25 @@
 
 from __future__ import annotations
 
+import logging
+
 import mujoco
 import numpy as np
 
 from mskbench.body.myofullbody import BodyHandles
 from mskbench.sim.state import StateView
+
+log = logging.getLogger(__name__)
+
+
+def _route_mujoco_warnings() -> None:
+    """Send MuJoCo warnings to ``logging`` instead of ``MUJOCO_LOG.TXT`` in the cwd.
+
+    Only when no handler is installed yet, so a user's own handler wins.
+    """
+    if mujoco.get_mju_user_warning() is None:
+        mujoco.set_mju_user_warning(lambda msg: log.warning("MuJoCo: %s", msg))
+
 
 _UNSTABLE_WARNINGS = (
     mujoco.mjtWarning.mjWARN_BADQACC,
@@ -27,6 +41,7 @@ class CpuSimulator:
     def __init__(self, model: mujoco.MjModel, handles: BodyHandles, frame_skip: int):
         if frame_skip < 1:
             raise ValueError(f"frame_skip must be >= 1, got {frame_skip}")
+        _route_mujoco_warnings()
         self.model = model
         self.data = mujoco.MjData(model)
         self.handles = handles

@@ -24,6 +24,13 @@ def _normalize(xp, v, eps: float = 1e-9):
     return v / (xp.linalg.norm(v, axis=-1, keepdims=True) + eps)
 
 
+def cross(xp, a, b):
+    """Cross product over the last axis (explicit: ``np.cross`` is slow for small arrays)."""
+    a0, a1, a2 = a[..., 0], a[..., 1], a[..., 2]
+    b0, b1, b2 = b[..., 0], b[..., 1], b[..., 2]
+    return xp.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], axis=-1)
+
+
 def quat_tilt(xp, quat):
     """Angle (rad) between a body's z axis and world z, from its quaternion (w, x, y, z).
 
@@ -104,7 +111,7 @@ class StateView:
         b = self.h.bodies[role]
         cvel = self.data.cvel[b]
         ref = self.data.subtree_com[self.h.bodies["root"]]
-        return cvel[3:] + self.xp.cross(cvel[:3], self.data.xpos[b] - ref)
+        return cvel[3:] + cross(self.xp, cvel[:3], self.data.xpos[b] - ref)
 
     @cached_property
     def pelvis_pos(self):
@@ -130,7 +137,7 @@ class StateView:
         tree = self.h.body_tree
         cvel = self.data.cvel[tree]
         ref = self.data.subtree_com[self.h.bodies["root"]]
-        v = cvel[:, 3:] + xp.cross(cvel[:, :3], self.data.xipos[tree] - ref)
+        v = cvel[:, 3:] + cross(xp, cvel[:, :3], self.data.xipos[tree] - ref)
         return xp.asarray(self.h.body_mass) @ v / self.h.total_mass
 
     @cached_property

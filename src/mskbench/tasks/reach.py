@@ -26,7 +26,8 @@ Choices where the paper is open (also in ``docs/tasks.md``):
   that has elapsed.
 * Initial state: quarter squat (hips 0.45 rad, knees 0.80 rad, ankles
   0.35 rad dorsiflexion), both arms raised forward (elevation plane 1.3 rad,
-  elevation 1.0 rad, elbows 1.2 rad), on the floor, at rest.
+  elevation 0.9 rad, elbows 0.5 rad; the right hand starts ~0.35 m ahead of
+  the pelvis at chest height), on the floor, at rest.
 
 Observation: phase ``(sin 2πφ, cos 2πφ)`` (2), ``Δp_reach`` (3).
 Termination: a knee below 0.15 m. Success: at least two touches.
@@ -45,8 +46,8 @@ QUARTER_SQUAT_HANDS_RAISED = {
     "knee_angle_l": 0.80, "knee_angle_r": 0.80,
     "ankle_angle_l": 0.35, "ankle_angle_r": 0.35,
     "elv_angle_l": 1.3, "elv_angle_r": 1.3,
-    "shoulder_elv_l": 1.0, "shoulder_elv_r": 1.0,
-    "elbow_flex_l": 1.2, "elbow_flex_r": 1.2,
+    "shoulder_elv_l": 0.9, "shoulder_elv_r": 0.9,
+    "elbow_flex_l": 0.5, "elbow_flex_r": 0.5,
 }
 
 
