@@ -57,6 +57,7 @@ def test_unknown_policy_names_valid_ones():
     assert "zero" in result.output and "random" in result.output
 
 
+@pytest.mark.filterwarnings("ignore:os.fork:RuntimeWarning")  # fork+exec of the CLI, not a bare fork
 @pytest.mark.skipif(ctypes.util.find_library("OSMesa") is None,
                     reason="OSMesa not installed (apt-get install libosmesa6)")
 def test_render_writes_video(tmp_path):

@@ -8,6 +8,7 @@ the GPU) while sharing the arithmetic.
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass
 
 import numpy as np
@@ -42,8 +43,10 @@ class Perturbation:
     def __post_init__(self):
         for name in ("action_noise_std", "observation_noise_std", "muscle_gain_range"):
             value = getattr(self, name)
-            if not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+            if (not isinstance(value, numbers.Real) or isinstance(value, (bool, np.bool_))
+                    or not math.isfinite(value) or value < 0):
                 raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
+            object.__setattr__(self, name, float(value))
         if self.muscle_gain_range >= 1.0:
             raise ValueError(
                 f"muscle_gain_range must be in [0, 1) so gains stay positive, got {self.muscle_gain_range}")
