@@ -2,6 +2,9 @@
 
     mskbench tasks
     mskbench run TASK|all --policy zero|passive|random --episodes N --seed S
+    mskbench eval --task T|all --policy P --episodes 50 --store results.db
+    mskbench sweep --task T|all --policy P --episodes 50 --workers 2
+    mskbench leaderboard [--store results.db] [--from published.csv] [--json]
     mskbench render TASK --policy random --out video.mp4
 
 Episode ``i`` of a run is reset with seed ``S + i``, so any single episode can
@@ -34,14 +37,20 @@ def _progress(console: Console) -> Progress:
 
 
 def _task_list(task: str) -> list[str]:
+    """Task ids from 'all', one id or a comma-separated list (case-insensitive)."""
     from mskbench.tasks import REGISTRY, resolve_name
 
-    if task.lower() == "all":
+    if task.strip().lower() == "all":
         return list(REGISTRY)
-    try:
-        return [resolve_name(task)]
-    except ValueError as exc:
-        raise click.BadParameter(f"{exc} (or 'all')", param_hint="TASK") from None
+    names = []
+    for part in task.split(","):
+        try:
+            name = resolve_name(part.strip())
+        except ValueError as exc:
+            raise click.BadParameter(f"{exc} (or 'all')", param_hint="TASK") from None
+        if name not in names:
+            names.append(name)
+    return names
 
 
 def _policy_choice():
@@ -104,7 +113,7 @@ def tasks_cmd(as_json: bool) -> None:
 def run_cmd(task: str, policy_name: str, episodes: int, seed: int, as_json: bool) -> None:
     """Roll out a built-in policy on TASK (a task id or 'all') and print per-episode results."""
     from mskbench.envs import MSKEnv
-    from mskbench.eval import run_episode
+    from mskbench.eval.episodes import run_episode
     from mskbench.policies import make_policy
 
     names = _task_list(task)
@@ -142,6 +151,200 @@ def run_cmd(task: str, policy_name: str, episodes: int, seed: int, as_json: bool
         table.add_row(f"[bold]{name}[/bold]", "mean", "", f"{mean_ret:.2f}", f"{mean_len:.1f}",
                       f"SR {sr:.0f}%", "", end_section=True)
     console.print(table)
+
+
+DEFAULT_STORE = "mskbench-results.db"
+
+
+def _store_option(f):
+    return click.option("--store", "store_path", type=click.Path(dir_okay=False, path_type=Path),
+                        default=lambda: os.environ.get("MSKBENCH_STORE", DEFAULT_STORE), show_default=DEFAULT_STORE,
+                        help="Results store (SQLite file; env MSKBENCH_STORE).")(f)
+
+
+def _protocol_options(f):
+    from mskbench.eval.executors import EXECUTORS
+
+    opts = [
+        click.option("--task", default="all", show_default=True, help="Task id, comma-separated ids or 'all'."),
+        click.option("--family", type=click.Choice(["stabilization", "locomotion", "interaction"]), default=None,
+                     help="Only the tasks of one family."),
+        click.option("--policy", "policy_spec", default="zero", show_default=True,
+                     help="Built-in (zero, passive, random) or 'package.module:factory'."),
+        click.option("--method", default=None, help="Method name in the store (default: the policy spec)."),
+        click.option("--episodes", type=click.IntRange(min=1), default=50, show_default=True),
+        click.option("--seed", type=int, default=0, show_default=True, help="Episode i uses seed+i."),
+        click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True,
+                     help="Worker processes (local) or CPUs for a local Ray instance."),
+        click.option("--executor", type=click.Choice(EXECUTORS), default="local", show_default=True),
+        click.option("--address", default=None, help="Ray cluster address (with --executor ray)."),
+        _store_option,
+    ]
+    for opt in reversed(opts):
+        f = opt(f)
+    return f
+
+
+def _select_tasks(task: str, family: str | None) -> list[str]:
+    from mskbench.tasks import task_names
+
+    if family is not None:
+        if task.lower() != "all":
+            raise click.UsageError("give either --task or --family, not both")
+        names = task_names(family)
+        if not names:
+            raise click.UsageError(f"no {family} task is implemented yet")
+        return names
+    return _task_list(task)
+
+
+def _run_protocol(units, policy_spec: str, store_path: Path, executor: str, workers: int,
+                  address: str | None, emg_reference: str | None = None) -> dict:
+    from mskbench.eval.executors import JobSpec, run_units
+    from mskbench.eval.protocol import check_policy_spec
+    from mskbench.eval.store import ResultsStore
+
+    try:
+        check_policy_spec(policy_spec)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--policy") from None
+    console = _console()
+    with ResultsStore(store_path) as store, _progress(console) as progress:
+        todo = len(store.missing(units))
+        job = progress.add_task(f"{todo} episodes to run ({len(units) - todo} stored)", total=todo)
+        counts = run_units(store, units, JobSpec(policy_spec, emg_reference), executor=executor,
+                           workers=workers, address=address, on_record=lambda r: progress.advance(job))
+        keys = {u.key for u in units}
+        records = [r for r in store.records(method=units[0].method)
+                   if (r["method"], r["task"], r["perturbation"], float(r["scale"]), int(r["seed"])) in keys]
+    log.info("units: %s", counts)
+    return {"counts": counts, "records": records}
+
+
+@main.command("eval")
+@_protocol_options
+@click.option("--emg-reference", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="101-point EMG envelope CSV (gait_cycle_pct + one column per muscle) for gait tasks.")
+@click.option("--json", "as_json", is_flag=True, help="Print the per-task summary as JSON.")
+def eval_cmd(task, family, policy_spec, method, episodes, seed, workers, executor, address, store_path,
+             emg_reference, as_json):
+    """Evaluate a policy with the shared protocol (train environment, Table XII success).
+
+    Every episode record goes into the results store; units already stored are
+    not run again.
+    """
+    from mskbench.eval.protocol import eval_units
+    from mskbench.eval.summary import summarize_eval
+
+    if emg_reference is not None:
+        from mskbench.metrics.emg import load_emg_reference
+
+        try:
+            load_emg_reference(emg_reference)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint="--emg-reference") from None
+    names = _select_tasks(task, family)
+    units = eval_units(method or policy_spec, names, seed, episodes)
+    out = _run_protocol(units, policy_spec, store_path, executor, workers, address, emg_reference)
+    summary = summarize_eval(out["records"])
+    if as_json:
+        click.echo(json.dumps(summary, indent=2))
+        return
+    table = Table(title=f"{method or policy_spec}: {episodes} episodes per task, seeds {seed}..{seed + episodes - 1}")
+    for col in ("task", "SR %", "return", "length", "act. cost", "log jerk", "EMG r", "terminations"):
+        table.add_column(col, justify="left" if col in ("task", "terminations", "EMG r") else "right")
+    for name, s in summary.items():
+        emg = s["emg"]
+        emg_txt = f"{emg['mean_r']:.3f}" if "mean_r" in emg else f"absent: {emg['absent']}"
+        table.add_row(name, f"{s['success_rate']:.1f}", f"{s['return_mean']:.2f}", f"{s['length_mean']:.1f}",
+                      _fmt(s["activation_cost"], ".4f"), _fmt(s["smoothness"], ".2f"), emg_txt,
+                      ", ".join(f"{k} {v}" for k, v in s["terminations"].items()))
+    _console().print(table)
+    click.echo(f"records in {store_path}")
+
+
+def _fmt(x, spec: str) -> str:
+    return "—" if x is None else format(x, spec)
+
+
+@main.command("sweep")
+@_protocol_options
+@click.option("--types", default="action,observation,dynamics", show_default=True,
+              help="Comma-separated perturbation types.")
+@click.option("--json", "as_json", is_flag=True, help="Print robustness scores as JSON.")
+def sweep_cmd(task, family, policy_spec, method, episodes, seed, workers, executor, address, store_path,
+              types, as_json):
+    """Robustness sweeps: success vs action / observation / dynamics perturbation scale.
+
+    Scores each task and type by the normalised area under success vs scale
+    and averages equally over tasks and types. A killed sweep resumes where it
+    stopped when run again with the same arguments.
+    """
+    from mskbench.eval.protocol import sweep_units
+    from mskbench.eval.summary import summarize_sweep
+
+    kinds = [t.strip() for t in types.split(",") if t.strip()]
+    names = _select_tasks(task, family)
+    try:
+        units = sweep_units(method or policy_spec, names, seed, episodes, kinds)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--types") from None
+    out = _run_protocol(units, policy_spec, store_path, executor, workers, address)
+    summary = summarize_sweep(out["records"])
+    if as_json:
+        click.echo(json.dumps(summary, indent=2))
+        return
+    table = Table(title=f"robustness of {method or policy_spec} (area under success % vs scale, 0–100)")
+    table.add_column("task")
+    for kind in kinds:
+        table.add_column(kind, justify="right")
+    for name in names:
+        table.add_row(name, *[_fmt(summary["per_task"][name].get(k), ".2f") for k in kinds])
+    table.add_row("[bold]mean over tasks[/bold]", *[_fmt(summary["per_type"].get(k), ".2f") for k in kinds],
+                  end_section=True)
+    _console().print(table)
+    click.echo(f"average over tasks and types: {_fmt(summary['average'], '.2f')}  (records in {store_path})")
+
+
+@main.command("leaderboard")
+@click.option("--store", "store_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help=f"Results store to read (default: $MSKBENCH_STORE or {DEFAULT_STORE} when it exists).")
+@click.option("--from", "csv_paths", type=click.Path(exists=True, dir_okay=False), multiple=True,
+              help="CSV with columns task,method,perturbation,scale,success_rate (repeatable).")
+@click.option("--json", "as_json", is_flag=True, help="Print the leaderboard as JSON.")
+def leaderboard_cmd(store_path, csv_paths, as_json):
+    """Table II: success per family, coverage and robustness per method.
+
+    Reads the results store and/or published numbers from CSV files, so both
+    can be compared side by side.
+    """
+    from mskbench.eval.leaderboard import (compute_leaderboard, family_task_counts, format_leaderboard,
+                                           read_results_csv)
+    from mskbench.eval.summary import rows_from_store
+
+    rows = []
+    try:
+        for path in csv_paths:
+            rows.extend(read_results_csv(path))
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--from") from None
+    if store_path is None and not csv_paths:
+        store_path = Path(os.environ.get("MSKBENCH_STORE", DEFAULT_STORE))
+    if store_path is not None:
+        if not store_path.exists():
+            raise click.UsageError(f"results store {store_path} does not exist; run 'mskbench eval' or "
+                                   "'mskbench sweep' first, or pass --from results.csv")
+        rows.extend(rows_from_store(store_path))
+    if not rows:
+        raise click.UsageError("no results to rank")
+    try:
+        board = compute_leaderboard(rows)
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from None
+    if as_json:
+        click.echo(json.dumps(board, indent=2))
+        return
+    _console().print(format_leaderboard(board, family_task_counts(rows)))
 
 
 @main.command("render")

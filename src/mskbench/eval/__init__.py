@@ -1,5 +1,6 @@
-"""Evaluation: episode runner (the full protocol builds on it)."""
+"""Evaluation: the shared protocol (units, runner, executors), results store, leaderboard.
 
-from mskbench.eval.episodes import EpisodeResult, run_episode
-
-__all__ = ["EpisodeResult", "run_episode"]
+Submodules are imported explicitly (``mskbench.eval.episodes``,
+``mskbench.eval.store``, ...) so that reading results or a leaderboard does
+not load the simulator.
+"""

@@ -1,25 +1,49 @@
-"""Run one episode of a policy in an environment and summarise it."""
+"""Run one evaluation episode and turn it into a protocol record.
+
+Per episode: success (Table XII), return, length, termination reason,
+activation cost (Eq. 7), joint smoothness (Eq. 10), muscle-family
+recruitment mass (Eq. 35) and, for gait tasks given a reference, the
+EMG-envelope similarity (Eq. 14).
+
+Joint smoothness is computed from the non-root joint velocities sampled at
+every control step (Δt = 10 ms by default) — the finest resolution the
+environment exposes to a policy. Activation statistics use the activations
+at the same instants.
+
+EMG (App. A-H): right-heel strikes (rising edges of the right heel touch
+sensor) cut the episode into gait cycles; each mapped muscle's activation is
+averaged over cycles at 101 points and compared with the reference envelope
+after the best cyclic shift (``mskbench.metrics.emg``). A simulated channel
+that stays flat scores r = 0. Without a reference, or with fewer than one
+complete cycle, the record says ``{"absent": reason}`` — never a number.
+
+Observation noise (Eq. 5) lives in the policy's normalised space: when the
+policy has ``normalize_observation(obs)`` and ``act_normalized(x)`` the noise
+goes in between; otherwise the observation itself is taken as the normalised
+input (identity normalisation, as for the built-in policies).
+"""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
 from mskbench.envs.cpu_env import MSKEnv
+from mskbench.metrics import activation_cost, joint_smoothness, recruitment
 from mskbench.policies import Policy
+
+#: Tasks whose episodes are gait cycles that an EMG reference can be compared with.
+GAIT_TASKS = ("Walk", "Run", "Stairs")
+#: Index of the right-heel touch sensor in ``StateView.touch`` (heel strikes of the reference's leg).
+RIGHT_HEEL = 2
 
 
 @dataclass
 class EpisodeResult:
-    """Summary of one episode.
-
-    ``episode_return`` is the undiscounted sum of rewards; ``length`` counts
-    control steps; ``success`` is the Table XII criterion at the end;
-    ``termination`` names what ended it (a termination condition,
-    ``time_limit`` or ``physics_unstable``).
-    """
+    """One episode's protocol record (see :mod:`mskbench.eval.store` for units)."""
 
     task: str
     seed: int
@@ -27,40 +51,95 @@ class EpisodeResult:
     length: int
     success: bool
     termination: str
-    mean_activation_sq: float
+    activation_cost: float | None
+    smoothness: float | None
+    recruitment: dict = field(default_factory=dict)
+    emg: dict | None = None
+    wall_time_s: float = 0.0
 
     def as_dict(self) -> dict:
         return asdict(self)
 
 
+def _act(policy, obs, env: MSKEnv):
+    std = env.perturbation.observation_noise_std
+    if std == 0.0:
+        return policy.act(obs)
+    if hasattr(policy, "normalize_observation") and hasattr(policy, "act_normalized"):
+        return policy.act_normalized(env.perturb_normalized_observation(policy.normalize_observation(obs)))
+    return policy.act(env.perturb_normalized_observation(obs))
+
+
+def _emg(reference, activations: np.ndarray, heel: np.ndarray, env: MSKEnv) -> dict:
+    from mskbench.metrics.emg import emg_similarity, heel_strikes
+
+    if env.task.name not in GAIT_TASKS:
+        return {"absent": f"EMG references apply to gait tasks ({', '.join(GAIT_TASKS)}), not {env.task.name}"}
+    strikes = heel_strikes(heel)
+    if len(strikes) < 2:
+        return {"absent": f"fewer than one complete gait cycle ({len(strikes)} right heel strikes)"}
+    # A muscle that stays flat over the cycle has no defined correlation; it scores r = 0.
+    result = emg_similarity(activations, env.handles.muscle_names, strikes, reference, on_constant="zero")
+    return {"mean_r": float(result.mean_r), "cycles": int(result.n_cycles),
+            "per_muscle": {k: float(v) for k, v in result.r.items()}}
+
+
 def run_episode(env: MSKEnv, policy: Policy, seed: int,
-                on_step: Callable[[MSKEnv], None] | None = None) -> EpisodeResult:
+                on_step: Callable[[MSKEnv], None] | None = None,
+                emg_reference=None) -> EpisodeResult:
     """Reset ``env`` with ``seed`` and roll ``policy`` out until the episode ends.
 
     ``on_step(env)`` is called after the reset and after every step (rendering,
-    progress bars).
+    progress bars). ``emg_reference`` (from :func:`mskbench.metrics.emg.load_emg_reference`)
+    enables the EMG metric for gait tasks.
     """
+    t0 = time.perf_counter()
     obs, _ = env.reset(seed=seed)
     if hasattr(policy, "reset"):
         policy.reset()
     if on_step is not None:
         on_step(env)
-    total, steps, act_sq = 0.0, 0, 0.0
+    h = env.handles
+    acts, qvels, heel = [], [], []
+    total = 0.0
     while True:
-        obs, reward, terminated, truncated, info = env.step(policy.act(obs))
+        obs, reward, terminated, truncated, info = env.step(_act(policy, obs, env))
         total += reward
-        steps += 1
-        act_sq += float(np.mean(np.square(info["activation"], dtype=np.float64)))
+        acts.append(info["activation"])
+        qvels.append(env.data.qvel[h.joint_dof].copy())
+        heel.append(env.data.sensordata[h.touch_adr[RIGHT_HEEL]])
         if on_step is not None:
             on_step(env)
         if terminated or truncated:
             break
+    activations = np.asarray(acts, dtype=np.float64)
+    unstable = info["termination"] == "physics_unstable"
+    if unstable:  # the last step carries no physical state
+        activations, qvels, heel = activations[:-1], qvels[:-1], heel[:-1]
+    length = int(info["step"])
+    if activations.shape[0] == 0:
+        cost, smooth, rec = None, None, {}
+    else:
+        cost = activation_cost(np.clip(activations, 0.0, 1.0))
+        smooth = joint_smoothness(np.asarray(qvels), env.control_dt_s) if len(qvels) >= 3 else None
+        r = recruitment(np.clip(activations.mean(axis=0), 0.0, 1.0), h.muscle_names)
+        rec = {**{k: float(v) for k, v in r.mass.items()}, "Unclassified": float(r.unclassified_mass)}
+    if emg_reference is None:
+        emg = {"absent": "no EMG reference given"}
+    elif activations.shape[0] == 0:
+        emg = {"absent": "no physical steps recorded"}
+    else:
+        emg = _emg(emg_reference, activations, np.asarray(heel), env)
     return EpisodeResult(
         task=env.task.name,
         seed=seed,
-        episode_return=total,
-        length=steps,
+        episode_return=float(total),
+        length=length,
         success=bool(info["success"]),
         termination=str(info["termination"]),
-        mean_activation_sq=act_sq / steps,
+        activation_cost=None if cost is None else float(cost),
+        smoothness=None if smooth is None else float(smooth),
+        recruitment=rec,
+        emg=emg,
+        wall_time_s=time.perf_counter() - t0,
     )

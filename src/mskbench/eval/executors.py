@@ -1,0 +1,152 @@
+"""Executors: run evaluation units on local worker processes or on Ray.
+
+Both take the same units and yield the same records (a unit's record depends
+only on its key). The process that calls :func:`run_units` is the only writer
+of the results store: it writes each record, in its own transaction, as soon
+as it arrives, so a killed run loses only the units in flight and a rerun
+resumes from the store.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from dataclasses import dataclass
+
+from mskbench.eval.protocol import Unit, load_policy, perturbation_for
+
+log = logging.getLogger(__name__)
+EXECUTORS = ("local", "ray")
+
+
+@dataclass(frozen=True)
+class JobSpec:
+    """What every unit of one run shares (picklable)."""
+
+    policy: str
+    emg_reference: str | None = None
+
+
+# -- the work of one unit (runs in a worker) ------------------------------------------
+_ENVS: dict = {}
+_EMG_REFS: dict = {}
+
+
+def _env(task: str):
+    from mskbench.envs import MSKEnv
+
+    if task not in _ENVS:
+        _ENVS[task] = MSKEnv(task)
+    return _ENVS[task]
+
+
+def _emg_reference(path: str | None):
+    if path is None:
+        return None
+    if path not in _EMG_REFS:
+        from mskbench.metrics.emg import load_emg_reference
+
+        _EMG_REFS[path] = load_emg_reference(path)
+    return _EMG_REFS[path]
+
+
+def execute_unit(unit: Unit, spec: JobSpec) -> dict:
+    """Run one unit and return its store record. Envs are cached per worker process."""
+    from mskbench.eval.episodes import run_episode
+
+    env = _env(unit.task)
+    env.perturbation = perturbation_for(unit.perturbation, unit.scale)
+    policy = load_policy(spec.policy, env, unit.seed)
+    result = run_episode(env, policy, unit.seed, emg_reference=_emg_reference(spec.emg_reference))
+    record = result.as_dict()
+    record.update(method=unit.method, task=unit.task, perturbation=unit.perturbation,
+                  scale=float(unit.scale), seed=int(unit.seed))
+    return record
+
+
+def _worker_init() -> None:
+    # One BLAS / OpenMP thread per worker: the workers are the parallelism.
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+
+# -- executors -------------------------------------------------------------------------
+def run_local(units: list[Unit], spec: JobSpec, workers: int) -> Iterator[dict]:
+    """Yield records as units finish, on ``workers`` processes (1: in this process)."""
+    if workers < 1:
+        raise ValueError(f"workers must be >= 1, got {workers}")
+    if workers == 1:
+        for u in units:
+            yield execute_unit(u, spec)
+        return
+    import multiprocessing as mp
+
+    ctx = mp.get_context("spawn")  # safe with threads in the parent (JAX, BLAS)
+    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_worker_init) as pool:
+        # Keep a bounded number in flight so a kill loses little and memory stays flat.
+        pending = {}
+        queue = iter(units)
+        for u in queue:
+            pending[pool.submit(execute_unit, u, spec)] = u
+            if len(pending) >= 2 * workers:
+                break
+        while pending:
+            done, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for fut in done:
+                pending.pop(fut)
+                yield fut.result()
+                nxt = next(queue, None)
+                if nxt is not None:
+                    pending[pool.submit(execute_unit, nxt, spec)] = nxt
+
+
+def run_ray(units: list[Unit], spec: JobSpec, address: str | None = None,
+            num_cpus: int | None = None) -> Iterator[dict]:
+    """Yield records as units finish on a Ray cluster (``address``) or a local Ray instance."""
+    try:
+        import ray
+    except ImportError:
+        raise RuntimeError("the Ray executor needs Ray: pip install 'mskbench[ray]'") from None
+    started = False
+    if not ray.is_initialized():
+        kwargs = {"include_dashboard": False, "log_to_driver": False}
+        if address:
+            kwargs["address"] = address
+        elif num_cpus:
+            kwargs["num_cpus"] = num_cpus
+        ray.init(**kwargs)
+        started = True
+    try:
+        remote = ray.remote(num_cpus=1)(execute_unit)
+        spec_ref = ray.put(spec)
+        pending = [remote.remote(u, spec_ref) for u in units]
+        while pending:
+            done, pending = ray.wait(pending, num_returns=1)
+            yield ray.get(done[0])
+    finally:
+        if started:
+            ray.shutdown()
+
+
+def run_units(store, units: Iterable[Unit], spec: JobSpec, executor: str = "local", workers: int = 1,
+              address: str | None = None, on_record: Callable[[dict], None] | None = None) -> dict:
+    """Run the units the store lacks and write each record as it arrives.
+
+    Returns counts: ``{"planned", "skipped", "written"}``.
+    """
+    if executor not in EXECUTORS:
+        raise ValueError(f"unknown executor {executor!r}; valid executors: {', '.join(EXECUTORS)}")
+    units = sorted(set(units))
+    todo = store.missing(units)
+    log.info("%d units planned, %d already stored, %d to run", len(units), len(units) - len(todo), len(todo))
+    if executor == "local":
+        stream = run_local(todo, spec, workers)
+    else:
+        stream = run_ray(todo, spec, address=address, num_cpus=workers if not address else None)
+    written = 0
+    for record in stream:
+        written += store.write(record)
+        if on_record is not None:
+            on_record(record)
+    return {"planned": len(units), "skipped": len(units) - len(todo), "written": written}

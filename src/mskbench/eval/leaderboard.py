@@ -1,0 +1,380 @@
+"""Full-suite leaderboard (paper Table II) from per-task success rates.
+
+Pure Python/NumPy: no simulator imports. The input is one CSV row per
+(task, method, perturbation, scale) with the measured success rate; the output
+is the Table II numbers per method, as JSON-ready data, and a ``rich`` table
+laid out like the paper's.
+
+Input (``read_results_csv``)
+----------------------------
+A CSV file with a header naming exactly the columns
+``task,method,perturbation,scale,success_rate`` (any order; whitespace around
+names and cells is ignored; a missing, duplicated or extra column is an error,
+so that a typo such as ``sucess_rate`` cannot silently drop data). Each row:
+
+``task``
+    One of the 22 suite ids of ``mskbench.tasks.catalog.PAPER_TASKS``,
+    case-insensitive (``stand``, ``WALK``); stored in canonical spelling.
+``method``
+    Free text, case-sensitive, non-empty (``DepRL``, ``SAC`` ...).
+``perturbation``
+    ``none``, ``action``, ``observation`` or ``dynamics``, case-insensitive.
+    ``none`` is the train-environment success rate (App. A-B1), which is not
+    the zero-scale point of a sweep; the other three are points of a
+    robustness sweep (App. A-B2).
+``scale``
+    Perturbation scale, finite and >= 0. For ``none`` it must be empty or 0
+    (stored as 0.0); for the sweeps it is required.
+``success_rate``
+    Percent, finite, within [0, 100].
+
+A second row with the same (task, method, perturbation, scale) is an error
+naming both line numbers.
+
+Definitions (``compute_leaderboard``)
+-------------------------------------
+Per method, over the tasks it has rows for:
+
+* **Success rate** of a family (stabilization / locomotion / interaction) is
+  the arithmetic mean of the ``none`` success rates of that method's tasks in
+  that family, each task weighted equally; ``all`` is the same mean over all
+  of the method's tasks with a ``none`` row (so it is *not* the mean of the
+  three family means unless the families have equal sizes; the paper's
+  "Average (22)" is this all-task mean).
+* **Coverage** is ``[number of tasks with none-SR > 0 (strictly), number of
+  tasks with a none row]``.
+* **Robustness** of a perturbation type: for each task with rows of that
+  type, ``mskbench.metrics.robustness_auc`` over the task's scales (sorted
+  ascending) and success rates, i.e. the trapezoidal area divided by the
+  tested scale range (0–100 for percent); then the mean over those tasks,
+  each weighted equally. A task with fewer than 2 scales for a type is an
+  error naming task, method and type. Scales are not required to match the
+  paper's grid (action/dynamics 0–0.20, observation 0–0.10) nor to be the
+  same across tasks. ``average`` is the mean of the three type scores with
+  equal weights, and ``None`` unless all three are present.
+
+Where a family or type has no data for a method, the value is ``None``
+(``null`` in JSON), never 0. Nothing is rounded here; ``format_leaderboard``
+rounds to two decimals for display. Methods appear in order of first
+appearance in the rows.
+
+Output shape::
+
+    {method: {"success_rate": {"stabilization": x, "locomotion": x,
+                               "interaction": x, "all": x},
+              "coverage": [n_tasks_with_sr_gt_0, n_tasks],
+              "robustness": {"action": x, "observation": x,
+                             "dynamics": x, "average": x}}}
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from rich.table import Table
+from rich.text import Text
+
+from mskbench.metrics import robustness_auc
+from mskbench.tasks.catalog import PAPER_TASKS, paper_task_id
+
+__all__ = [
+    "COLUMNS",
+    "FAMILIES",
+    "PERTURBATIONS",
+    "ResultRow",
+    "compute_leaderboard",
+    "family_task_counts",
+    "format_leaderboard",
+    "read_results_csv",
+]
+
+COLUMNS: tuple[str, ...] = ("task", "method", "perturbation", "scale", "success_rate")
+PERTURBATIONS: tuple[str, ...] = ("none", "action", "observation", "dynamics")
+SWEEPS: tuple[str, ...] = ("action", "observation", "dynamics")
+FAMILIES: tuple[str, ...] = ("stabilization", "locomotion", "interaction")
+
+
+@dataclass(frozen=True)
+class ResultRow:
+    """One measured success rate.
+
+    Validated and canonicalised on construction (task id spelling, lower-case
+    perturbation, float scale / success rate); invalid values raise
+    ``ValueError``. ``line`` is the CSV line it came from, used in messages only.
+    """
+
+    task: str
+    method: str
+    perturbation: str
+    scale: float
+    success_rate: float
+    line: int | None = field(default=None, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        task = paper_task_id(str(self.task).strip())
+        method = str(self.method).strip()
+        if not method:
+            raise ValueError("method must be a non-empty name")
+        pert = str(self.perturbation).strip().lower()
+        if pert not in PERTURBATIONS:
+            raise ValueError(
+                f"unknown perturbation {self.perturbation!r}; valid perturbations: {', '.join(PERTURBATIONS)}"
+            )
+        scale = _to_float(self.scale, "scale", allow_empty=pert == "none")
+        if not math.isfinite(scale) or scale < 0:
+            raise ValueError(f"scale must be a finite number >= 0, got {self.scale!r}")
+        if pert == "none" and scale != 0:
+            raise ValueError(
+                f"scale must be empty or 0 for perturbation 'none' (train environment), got {self.scale!r}"
+            )
+        sr = _to_float(self.success_rate, "success_rate", allow_empty=False)
+        if not (math.isfinite(sr) and 0.0 <= sr <= 100.0):
+            raise ValueError(
+                f"success_rate must be a finite percent within [0, 100], got {self.success_rate!r}"
+            )
+        object.__setattr__(self, "task", task)
+        object.__setattr__(self, "method", method)
+        object.__setattr__(self, "perturbation", pert)
+        object.__setattr__(self, "scale", scale)
+        object.__setattr__(self, "success_rate", sr)
+
+    @property
+    def family(self) -> str:
+        return PAPER_TASKS[self.task]
+
+    @property
+    def key(self) -> tuple[str, str, str, float]:
+        return (self.task, self.method, self.perturbation, self.scale)
+
+
+def _to_float(value: object, name: str, *, allow_empty: bool) -> float:
+    if value is None or (isinstance(value, str) and not value.strip()):
+        if allow_empty:
+            return 0.0
+        raise ValueError(f"{name} is required (empty only allowed for scale with perturbation 'none')")
+    if isinstance(value, bool):
+        raise ValueError(f"{name} must be a number, got {value!r}")
+    try:
+        return float(value.strip() if isinstance(value, str) else value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a number, got {value!r}") from None
+
+
+def _where(row: ResultRow) -> str:
+    return f"line {row.line}" if row.line is not None else "row"
+
+
+def _check_duplicates(rows: Iterable[ResultRow]) -> None:
+    seen: dict[tuple[str, str, str, float], ResultRow] = {}
+    for row in rows:
+        first = seen.get(row.key)
+        if first is not None:
+            raise ValueError(
+                f"duplicate (task, method, perturbation, scale) = "
+                f"({row.task}, {row.method}, {row.perturbation}, {row.scale:g}) "
+                f"at {_where(first)} and {_where(row)}"
+            )
+        seen[row.key] = row
+
+
+def read_results_csv(path: str | os.PathLike[str]) -> list[ResultRow]:
+    """Read and validate a results CSV (see the module docstring for the format).
+
+    Raises ``ValueError`` with the line number on the first bad row: missing,
+    duplicated or extra columns, unknown task or perturbation, bad scale,
+    success rate outside [0, 100] percent, duplicate rows. Blank lines are skipped.
+    """
+    with open(path, newline="", encoding="utf-8-sig") as fh:
+        reader = csv.reader(fh)
+        try:
+            header = next(reader)
+        except StopIteration:
+            raise ValueError(f"{path}: empty file; expected a header with columns {','.join(COLUMNS)}") from None
+        names = [h.strip() for h in header]
+        missing = [c for c in COLUMNS if c not in names]
+        extra = [n for n in names if n not in COLUMNS]
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        if missing or extra or dupes:
+            parts = []
+            if missing:
+                parts.append(f"missing column(s) {', '.join(missing)}")
+            if extra:
+                parts.append(f"unexpected column(s) {', '.join(map(repr, extra))}")
+            if dupes:
+                parts.append(f"repeated column(s) {', '.join(dupes)}")
+            raise ValueError(
+                f"{path}: bad header ({'; '.join(parts)}); expected exactly the columns {','.join(COLUMNS)}"
+            )
+        index = {name: names.index(name) for name in COLUMNS}
+        rows: list[ResultRow] = []
+        for cells in reader:
+            line = reader.line_num
+            if not cells or all(not c.strip() for c in cells):
+                continue
+            if len(cells) != len(names):
+                raise ValueError(f"{path}: line {line}: expected {len(names)} fields, got {len(cells)}")
+            values = {name: cells[i] for name, i in index.items()}
+            try:
+                row = ResultRow(**values, line=line)  # type: ignore[arg-type]
+            except ValueError as exc:
+                raise ValueError(f"{path}: line {line}: {exc}") from None
+            rows.append(row)
+    try:
+        _check_duplicates(rows)
+    except ValueError as exc:
+        raise ValueError(f"{path}: {exc}") from None
+    return rows
+
+
+def _mean(values: list[float]) -> float | None:
+    return math.fsum(values) / len(values) if values else None
+
+
+def compute_leaderboard(rows: Iterable[ResultRow]) -> dict[str, dict]:
+    """Table II numbers per method (shape and definitions in the module docstring).
+
+    Raises ``ValueError`` on duplicate rows, and when a task has fewer than 2
+    scales for a perturbation type it has rows for.
+    """
+    rows = list(rows)
+    for row in rows:
+        if not isinstance(row, ResultRow):
+            raise TypeError(f"compute_leaderboard expects ResultRow items, got {type(row).__name__}")
+    _check_duplicates(rows)
+
+    methods = list(dict.fromkeys(r.method for r in rows))
+    board: dict[str, dict] = {}
+    for method in methods:
+        mine = [r for r in rows if r.method == method]
+        # train-environment success rate, one per task
+        train = {r.task: r.success_rate for r in mine if r.perturbation == "none"}
+        success = {
+            fam: _mean([sr for task, sr in train.items() if PAPER_TASKS[task] == fam]) for fam in FAMILIES
+        }
+        success["all"] = _mean(list(train.values()))
+        coverage = [sum(1 for sr in train.values() if sr > 0), len(train)]
+
+        robustness: dict[str, float | None] = {}
+        for kind in SWEEPS:
+            sweeps: dict[str, list[ResultRow]] = {}
+            for r in mine:
+                if r.perturbation == kind:
+                    sweeps.setdefault(r.task, []).append(r)
+            scores = []
+            for task, points in sweeps.items():
+                if len(points) < 2:
+                    raise ValueError(
+                        f"task {task}, method {method}, perturbation {kind}: need at least 2 scales "
+                        f"for a robustness area, got {len(points)} ({_where(points[0])})"
+                    )
+                points.sort(key=lambda r: r.scale)
+                scores.append(robustness_auc([p.scale for p in points], [p.success_rate for p in points]))
+            robustness[kind] = _mean(scores)
+        types = [robustness[k] for k in SWEEPS]
+        robustness["average"] = None if any(v is None for v in types) else _mean(types)  # type: ignore[arg-type]
+
+        board[method] = {"success_rate": success, "coverage": coverage, "robustness": robustness}
+    return board
+
+
+def family_task_counts(rows: Iterable[ResultRow]) -> dict[str, str]:
+    """Row-label task counts for ``format_leaderboard``: tasks with a ``none`` row per family and overall.
+
+    A count is ``"6"`` when every method has the same number of such tasks
+    there, else the range over methods, ``"3–6"``.
+    """
+    per_method: dict[str, set[str]] = {}
+    for r in rows:
+        if r.perturbation == "none":
+            per_method.setdefault(r.method, set()).add(r.task)
+    out: dict[str, str] = {}
+    for fam in (*FAMILIES, "all"):
+        counts = [sum(1 for t in tasks if fam == "all" or PAPER_TASKS[t] == fam) for tasks in per_method.values()]
+        if not counts:
+            continue
+        lo, hi = min(counts), max(counts)
+        out[fam] = str(lo) if lo == hi else f"{lo}–{hi}"
+    return out
+
+
+_DASH = "—"
+
+
+def _row_cells(values: list[float | None], fmt) -> list[Text]:
+    """Formatted cells; the best displayed value(s) bold (ties all bold), None as a dash."""
+    shown = [None if v is None else fmt(v) for v in values]
+    keys = [None if s is None else float(s) for s in shown]  # compare what is displayed
+    present = [k for k in keys if k is not None]
+    best = max(present) if present else None
+    cells = []
+    for s, k in zip(shown, keys):
+        if s is None:
+            cells.append(Text(_DASH))
+        elif k == best:
+            cells.append(Text(s, style="bold"))
+        else:
+            cells.append(Text(s))
+    return cells
+
+
+def format_leaderboard(board: Mapping[str, Mapping], task_counts: Mapping[str, object] | None = None) -> Table:
+    """A ``rich`` table laid out like paper Table II: metric rows, one column per method.
+
+    Rows: SR (%) per family and "Average" over all tasks; robustness per
+    perturbation type and "Average"; coverage "SR > 0" as ``k/n``. Values
+    have two decimals, ``None`` shows as "—", and the best value of each row
+    is bold (ties on the displayed value are all bold; coverage compares the
+    fraction k/n).
+
+    ``task_counts`` gives the "(n)" in the SR row labels, keyed by family and
+    ``"all"`` (see ``family_task_counts``). Without it the labels carry the
+    suite sizes (6, 6, 10, 22) when every method covers all 22 tasks, and no
+    counts otherwise.
+    """
+    methods = list(board)
+    if task_counts is None:
+        if methods and all(board[m]["coverage"][1] == len(PAPER_TASKS) for m in methods):
+            task_counts = {fam: sum(1 for f in PAPER_TASKS.values() if f == fam) for fam in FAMILIES}
+            task_counts["all"] = len(PAPER_TASKS)
+        else:
+            task_counts = {}
+
+    def label(name: str, key: str) -> str:
+        n = task_counts.get(key)
+        return f"{name} ({n})" if n is not None else name
+
+    table = Table(title="Full-suite leaderboard (Table II)")
+    table.add_column("Group")
+    table.add_column("Metric")
+    for m in methods:
+        table.add_column(str(m), justify="right")
+
+    def two(v: float) -> str:
+        return f"{v:.2f}"
+
+    sr_rows = [(label(f.capitalize(), f), f) for f in FAMILIES] + [(label("Average", "all"), "all")]
+    for i, (name, key) in enumerate(sr_rows):
+        values = [board[m]["success_rate"][key] for m in methods]
+        table.add_row(
+            "SR (%) ↑" if i == 0 else "", name, *_row_cells(values, two), end_section=i == len(sr_rows) - 1
+        )
+    rob_rows = [(k.capitalize(), k) for k in SWEEPS] + [("Average", "average")]
+    for i, (name, key) in enumerate(rob_rows):
+        values = [board[m]["robustness"][key] for m in methods]
+        table.add_row(
+            "Robust. ↑" if i == 0 else "", name, *_row_cells(values, two), end_section=i == len(rob_rows) - 1
+        )
+
+    covs = [board[m]["coverage"] for m in methods]
+    fractions = [k / n if n else None for k, n in covs]
+    best = max((f for f in fractions if f is not None), default=None)
+    cells = [
+        Text(f"{k}/{n}", style="bold" if f is not None and f == best else "")
+        for (k, n), f in zip(covs, fractions)
+    ]
+    table.add_row("Coverage ↑", "SR > 0", *cells)
+    return table

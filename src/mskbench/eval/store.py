@@ -1,0 +1,168 @@
+"""The results store: one SQLite file of per-episode records.
+
+Schema version 1 (``PRAGMA user_version = 1``; table ``meta`` repeats it):
+
+``episodes`` — one row per unit, primary key
+``(method, task, perturbation, scale, seed)``:
+
+==================  =======  ==================================================
+column              type     meaning
+==================  =======  ==================================================
+method              TEXT     policy / method name
+task                TEXT     task id
+perturbation        TEXT     none | action | observation | dynamics
+scale               REAL     perturbation scale (0 for none)
+seed                INTEGER  episode seed
+success             INTEGER  Table XII success (0/1)
+episode_return      REAL     undiscounted return
+length              INTEGER  control steps
+termination         TEXT     termination condition, time_limit or physics_unstable
+activation_cost     REAL     Eq. 7 over the episode
+smoothness          REAL     Eq. 10, log10 mean squared jerk (control-step Δt)
+recruitment         TEXT     JSON {family: activation mass} (Eq. 35)
+emg                 TEXT     JSON {"mean_r": x, "per_muscle": {...}} or
+                             {"absent": reason}
+wall_time_s         REAL     seconds the episode took
+mskbench_version    TEXT     version that produced the row
+created_at          TEXT     UTC ISO-8601 time of writing
+==================  =======  ==================================================
+
+Each record is written in its own transaction by the single writer (the
+process running the sweep), so a killed sweep leaves only complete units and
+a rerun skips them.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable, Iterator
+from datetime import datetime, timezone
+from pathlib import Path
+
+from mskbench.eval.protocol import Unit
+
+SCHEMA_VERSION = 1
+KEY_COLUMNS = ("method", "task", "perturbation", "scale", "seed")
+COLUMNS = KEY_COLUMNS + ("success", "episode_return", "length", "termination", "activation_cost",
+                         "smoothness", "recruitment", "emg", "wall_time_s", "mskbench_version", "created_at")
+JSON_COLUMNS = ("recruitment", "emg")
+
+_DDL = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS episodes (
+    method TEXT NOT NULL,
+    task TEXT NOT NULL,
+    perturbation TEXT NOT NULL,
+    scale REAL NOT NULL,
+    seed INTEGER NOT NULL,
+    success INTEGER NOT NULL CHECK (success IN (0, 1)),
+    episode_return REAL NOT NULL,
+    length INTEGER NOT NULL,
+    termination TEXT NOT NULL,
+    activation_cost REAL,
+    smoothness REAL,
+    recruitment TEXT,
+    emg TEXT,
+    wall_time_s REAL,
+    mskbench_version TEXT,
+    created_at TEXT NOT NULL,
+    PRIMARY KEY (method, task, perturbation, scale, seed)
+);
+"""
+
+
+class StoreError(RuntimeError):
+    pass
+
+
+class ResultsStore:
+    """Open (creating if needed) a results store at ``path``."""
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        if self.path.exists() and self.path.is_dir():
+            raise StoreError(f"results store path {self.path} is a directory; give a file path")
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._conn = sqlite3.connect(str(self.path), timeout=60.0)
+        version = self._conn.execute("PRAGMA user_version").fetchone()[0]
+        if version > SCHEMA_VERSION:
+            raise StoreError(f"{self.path} has schema version {version}; this mskbench reads up to "
+                             f"{SCHEMA_VERSION} — upgrade mskbench")
+        tables = {r[0] for r in self._conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        if version == 0 and tables - {"meta", "episodes"}:
+            raise StoreError(f"{self.path} is an SQLite file but not an mskbench results store "
+                             f"(tables: {sorted(tables)})")
+        with self._conn:
+            self._conn.executescript(_DDL)
+            self._conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            self._conn.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+
+    def close(self) -> None:
+        self._conn.close()
+
+    def __enter__(self) -> "ResultsStore":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # -- writing ----------------------------------------------------------------------
+    def write(self, record: dict) -> bool:
+        """Write one unit's record atomically; False if that unit is already stored."""
+        from mskbench import __version__
+
+        row = dict(record)
+        missing = [c for c in KEY_COLUMNS + ("success", "episode_return", "length", "termination") if c not in row]
+        if missing:
+            raise ValueError(f"record lacks {missing}")
+        row.setdefault("mskbench_version", __version__)
+        row.setdefault("created_at", datetime.now(timezone.utc).isoformat(timespec="seconds"))
+        for c in JSON_COLUMNS:
+            if row.get(c) is not None and not isinstance(row[c], str):
+                row[c] = json.dumps(row[c], sort_keys=True)
+        row["success"] = int(bool(row["success"]))
+        values = [row.get(c) for c in COLUMNS]
+        with self._conn:
+            cur = self._conn.execute(
+                f"INSERT OR IGNORE INTO episodes ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))})",
+                values)
+        return cur.rowcount == 1
+
+    # -- reading ----------------------------------------------------------------------
+    def done_keys(self) -> set[tuple]:
+        rows = self._conn.execute(f"SELECT {', '.join(KEY_COLUMNS)} FROM episodes")
+        return {(m, t, p, float(s), int(seed)) for m, t, p, s, seed in rows}
+
+    def missing(self, units: Iterable[Unit]) -> list[Unit]:
+        done = self.done_keys()
+        return [u for u in units if u.key not in done]
+
+    def records(self, **where) -> list[dict]:
+        """Episode records, optionally filtered by equality on columns, in key order."""
+        for k in where:
+            if k not in COLUMNS:
+                raise ValueError(f"unknown column {k!r}; columns: {', '.join(COLUMNS)}")
+        clause = " AND ".join(f"{k} = ?" for k in where)
+        sql = f"SELECT {', '.join(COLUMNS)} FROM episodes"
+        if clause:
+            sql += f" WHERE {clause}"
+        sql += f" ORDER BY {', '.join(KEY_COLUMNS)}"
+        out = []
+        for row in self._conn.execute(sql, list(where.values())):
+            rec = dict(zip(COLUMNS, row))
+            rec["success"] = bool(rec["success"])
+            for c in JSON_COLUMNS:
+                if rec[c] is not None:
+                    rec[c] = json.loads(rec[c])
+            out.append(rec)
+        return out
+
+    def success_rates(self) -> Iterator[tuple[str, str, str, float, float, int]]:
+        """(task, method, perturbation, scale, success % , episodes) per setting."""
+        sql = ("SELECT task, method, perturbation, scale, 100.0 * AVG(success), COUNT(*) FROM episodes "
+               "GROUP BY task, method, perturbation, scale ORDER BY method, task, perturbation, scale")
+        yield from self._conn.execute(sql)
+
+    def __len__(self) -> int:
+        return self._conn.execute("SELECT COUNT(*) FROM episodes").fetchone()[0]

@@ -1,0 +1,98 @@
+"""Summaries of stored episode records: per-task evaluation, robustness, leaderboard rows."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from pathlib import Path
+
+import numpy as np
+
+from mskbench.eval.leaderboard import ResultRow
+from mskbench.eval.protocol import PERTURBATION_TYPES
+from mskbench.metrics import robustness_auc
+
+
+def _mean(values) -> float | None:
+    vals = [v for v in values if v is not None]
+    return float(np.mean(vals)) if vals else None
+
+
+def summarize_eval(records: list[dict]) -> dict[str, dict]:
+    """Per task: success rate (%), return and length statistics, activation cost,
+    smoothness, family recruitment (% of the mean activation mass), EMG and
+    termination counts, over the train-environment (``none``) episodes given.
+    """
+    by_task: dict[str, list[dict]] = defaultdict(list)
+    for r in records:
+        if r["perturbation"] == "none":
+            by_task[r["task"]].append(r)
+    out = {}
+    for task, rs in by_task.items():
+        returns = np.array([r["episode_return"] for r in rs])
+        families: dict[str, float] = defaultdict(float)
+        for r in rs:
+            for fam, mass in (r.get("recruitment") or {}).items():
+                families[fam] += mass / len(rs)
+        total = sum(families.values())
+        emg_r = [r["emg"]["mean_r"] for r in rs if r.get("emg") and "mean_r" in r["emg"]]
+        if emg_r:
+            per_muscle: dict[str, list[float]] = defaultdict(list)
+            for r in rs:
+                for k, v in (r.get("emg") or {}).get("per_muscle", {}).items():
+                    per_muscle[k].append(v)
+            emg = {"mean_r": float(np.mean(emg_r)), "episodes": len(emg_r),
+                   "per_muscle": {k: float(np.mean(v)) for k, v in per_muscle.items()}}
+        else:
+            reasons = Counter((r.get("emg") or {}).get("absent", "not recorded") for r in rs)
+            emg = {"absent": reasons.most_common(1)[0][0]}
+        out[task] = {
+            "episodes": len(rs),
+            "success_rate": 100.0 * float(np.mean([r["success"] for r in rs])),
+            "return_mean": float(returns.mean()),
+            "return_std": float(returns.std()),
+            "length_mean": float(np.mean([r["length"] for r in rs])),
+            "activation_cost": _mean(r["activation_cost"] for r in rs),
+            "smoothness": _mean(r["smoothness"] for r in rs),
+            "recruitment_percent": {k: (100.0 * v / total if total > 0 else 0.0) for k, v in families.items()},
+            "emg": emg,
+            "terminations": dict(Counter(r["termination"] for r in rs)),
+        }
+    return out
+
+
+def success_by_setting(records: list[dict]) -> dict[tuple[str, str, float], float]:
+    """Success rate (%) per (task, perturbation, scale)."""
+    groups: dict[tuple[str, str, float], list[bool]] = defaultdict(list)
+    for r in records:
+        groups[(r["task"], r["perturbation"], float(r["scale"]))].append(bool(r["success"]))
+    return {k: 100.0 * float(np.mean(v)) for k, v in groups.items()}
+
+
+def summarize_sweep(records: list[dict]) -> dict:
+    """Robustness (area under success % vs scale / range) per task and type,
+    the mean over tasks per type, and the average over types (equal weights)."""
+    sr = success_by_setting(records)
+    per_task: dict[str, dict[str, float]] = defaultdict(dict)
+    for task in sorted({k[0] for k in sr}):
+        for kind in PERTURBATION_TYPES:
+            points = sorted((scale, rate) for (t, p, scale), rate in sr.items() if t == task and p == kind)
+            if len(points) >= 2:
+                scales, rates = zip(*points)
+                per_task[task][kind] = robustness_auc(scales, rates)
+    per_type = {kind: _mean(v.get(kind) for v in per_task.values()) for kind in PERTURBATION_TYPES}
+    per_type = {k: v for k, v in per_type.items() if v is not None}
+    return {
+        "per_task": dict(per_task),
+        "per_type": per_type,
+        "average": _mean(per_type.values()),
+        "success_rate": {f"{t}/{p}/{s:g}": v for (t, p, s), v in sorted(sr.items())},
+    }
+
+
+def rows_from_store(path: str | Path) -> list[ResultRow]:
+    """Leaderboard rows (success % per task, method, perturbation, scale) from a results store."""
+    from mskbench.eval.store import ResultsStore
+
+    with ResultsStore(path) as store:
+        return [ResultRow(task=t, method=m, perturbation=p, scale=float(s), success_rate=float(rate))
+                for t, m, p, s, rate, _n in store.success_rates()]

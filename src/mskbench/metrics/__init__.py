@@ -1,0 +1,74 @@
+"""Public metrics: pure NumPy/SciPy functions, usable on anyone's rollouts.
+
+No simulator imports here; shapes and units are documented per function.
+All functions raise ``ValueError`` on wrong shapes, lengths or non-finite input.
+
+========================================  ===============================================
+metric                                    paper
+========================================  ===============================================
+:func:`activation_cost`                   App. A-B3, Eq. 7
+:func:`mean_squared_jerk`,                App. A-B4, Eqs. 8-10
+:func:`joint_smoothness`
+:func:`peak_efficiency`                   App. A-B5, Eqs. 11-12
+:func:`robustness_auc`                    App. A-B2
+:func:`emg_envelope_similarity`,          App. A-B6 and A-H, Eqs. 13-14, 29-32
+:func:`emg_similarity` and helpers
+:func:`recruitment`, :func:`family_of`    App. A-I, Eqs. 33-37, Table XVIII
+========================================  ===============================================
+"""
+
+from mskbench.metrics.activation import activation_cost
+from mskbench.metrics.efficiency import PeakEfficiency, peak_efficiency
+from mskbench.metrics.emg import (
+    N_POINTS,
+    SANTUZ_TO_MYOFULLBODY,
+    EMGReference,
+    EMGSimilarity,
+    EnvelopeMatch,
+    MeanEnvelope,
+    cycle_envelopes,
+    emg_envelope_similarity,
+    emg_similarity,
+    heel_strikes,
+    load_emg_reference,
+    mean_envelope,
+)
+from mskbench.metrics.recruitment import (
+    FAMILY_NAMES,
+    FAMILY_REGION,
+    MUSCLE_FAMILIES,
+    UNCLASSIFIED,
+    Recruitment,
+    family_of,
+    recruitment,
+)
+from mskbench.metrics.robustness import robustness_auc
+from mskbench.metrics.smoothness import joint_smoothness, mean_squared_jerk
+
+__all__ = [
+    "FAMILY_NAMES",
+    "FAMILY_REGION",
+    "MUSCLE_FAMILIES",
+    "N_POINTS",
+    "SANTUZ_TO_MYOFULLBODY",
+    "UNCLASSIFIED",
+    "EMGReference",
+    "EMGSimilarity",
+    "EnvelopeMatch",
+    "MeanEnvelope",
+    "PeakEfficiency",
+    "Recruitment",
+    "activation_cost",
+    "cycle_envelopes",
+    "emg_envelope_similarity",
+    "emg_similarity",
+    "family_of",
+    "heel_strikes",
+    "joint_smoothness",
+    "load_emg_reference",
+    "mean_envelope",
+    "mean_squared_jerk",
+    "peak_efficiency",
+    "recruitment",
+    "robustness_auc",
+]

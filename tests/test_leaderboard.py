@@ -1,0 +1,301 @@
+"""Table II leaderboard: CSV reading, aggregation and formatting (mskbench.eval.leaderboard)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from rich.console import Console
+
+from mskbench.eval.leaderboard import (
+    ResultRow,
+    compute_leaderboard,
+    family_task_counts,
+    format_leaderboard,
+    read_results_csv,
+)
+from mskbench.tasks.catalog import PAPER_TASKS
+
+HEADER = "task,method,perturbation,scale,success_rate"
+ACT = (0, 0.05, 0.10, 0.15, 0.20)  # action / dynamics scales (App. A-B2)
+OBS = (0, 0.02, 0.05, 0.08, 0.10)  # observation scales
+
+
+def sweep(task, method, kind, scales, srs, reverse=False):
+    lines = [f"{task},{method},{kind},{s},{r}" for s, r in zip(scales, srs)]
+    return lines[::-1] if reverse else lines
+
+
+def write(tmp_path, lines, name="results.csv"):
+    path = tmp_path / name
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+@pytest.fixture
+def small_csv(tmp_path):
+    """2 methods, 4 tasks (Stand, Squat: stabilization; Walk: locomotion; Stairs: interaction)."""
+    lines = [
+        HEADER,
+        # train-environment success rates; task ids in mixed case
+        "stand,Alpha,none,,80",
+        "Squat,Alpha,NONE,0,40",
+        "WALK,Alpha,none,,60",
+        "stairs,Alpha,none,,0",
+        "Stand,Beta,none,,20",
+        "squat,Beta,None,,0",
+        "Walk,Beta,none,,90",
+        # Beta has no interaction task -> interaction SR is None
+        *sweep("Stand", "Alpha", "action", ACT, (100, 80, 60, 40, 20)),
+        *sweep("walk", "Alpha", "Action", ACT, (50, 50, 50, 50, 50)),
+        *sweep("Stand", "Alpha", "observation", OBS, (100, 100, 50, 50, 0)),
+        *sweep("Stairs", "Alpha", "dynamics", ACT, (0, 0, 0, 0, 0)),
+        *sweep("Walk", "Alpha", "dynamics", ACT, (40, 40, 20, 20, 0), reverse=True),  # unsorted on purpose
+        *sweep("Walk", "Beta", "action", ACT, (90, 90, 90, 90, 90)),
+        *sweep("Stand", "Beta", "DYNAMICS", ACT, (20, 10, 10, 0, 0)),
+        # Beta has no observation sweep -> observation and average robustness are None
+    ]
+    return write(tmp_path, lines)
+
+
+def test_read_canonicalises(small_csv):
+    rows = read_results_csv(small_csv)
+    assert len(rows) == 7 + 7 * 5  # 7 none rows, 7 five-point sweeps
+    first = rows[0]
+    assert (first.task, first.method, first.perturbation, first.scale, first.success_rate) == (
+        "Stand",
+        "Alpha",
+        "none",
+        0.0,
+        80.0,
+    )
+    assert first.line == 2
+    assert {r.task for r in rows} == {"Stand", "Squat", "Walk", "Stairs"}
+    assert {r.perturbation for r in rows} == {"none", "action", "observation", "dynamics"}
+
+
+def test_hand_computed_table(small_csv):
+    board = compute_leaderboard(read_results_csv(small_csv))
+    assert list(board) == ["Alpha", "Beta"]
+    a, b = board["Alpha"], board["Beta"]
+
+    # --- success rate: mean over tasks of the `none` rows, tasks weighted equally
+    assert a["success_rate"]["stabilization"] == pytest.approx((80 + 40) / 2)  # 60
+    assert a["success_rate"]["locomotion"] == pytest.approx(60)
+    assert a["success_rate"]["interaction"] == pytest.approx(0)  # a real 0, not missing
+    # all-task mean (45), not the mean of family means ((60+60+0)/3 = 40)
+    assert a["success_rate"]["all"] == pytest.approx((80 + 40 + 60 + 0) / 4)
+    assert b["success_rate"]["stabilization"] == pytest.approx((20 + 0) / 2)  # 10
+    assert b["success_rate"]["locomotion"] == pytest.approx(90)
+    assert b["success_rate"]["interaction"] is None
+    assert b["success_rate"]["all"] == pytest.approx((20 + 0 + 90) / 3)
+
+    # --- coverage: SR > 0 strictly
+    assert a["coverage"] == [3, 4]  # Stairs 0 does not count
+    assert b["coverage"] == [2, 3]  # Squat 0 does not count
+
+    # --- robustness: trapezoid area / scale range per task, mean over tasks
+    # Alpha action, Stand: widths .05, midpoints 90,70,50,30 -> 240*.05/.2 = 60 ; Walk: constant 50
+    alpha_action = ((90 + 70 + 50 + 30) * 0.05 / 0.20 + 50) / 2  # 55
+    # Alpha observation, Stand: 100*.02 + 75*.03 + 50*.03 + 25*.02 = 6.25 -> /.1 = 62.5
+    alpha_obs = (100 * 0.02 + 75 * 0.03 + 50 * 0.03 + 25 * 0.02) / 0.10
+    # Alpha dynamics: Stairs 0 ; Walk midpoints 40,30,20,10 -> 100*.05/.2 = 25 -> mean 12.5
+    alpha_dyn = (0 + (40 + 30 + 20 + 10) * 0.05 / 0.20) / 2
+    assert a["robustness"]["action"] == pytest.approx(alpha_action) == pytest.approx(55)
+    assert a["robustness"]["observation"] == pytest.approx(alpha_obs) == pytest.approx(62.5)
+    assert a["robustness"]["dynamics"] == pytest.approx(alpha_dyn) == pytest.approx(12.5)
+    assert a["robustness"]["average"] == pytest.approx((55 + 62.5 + 12.5) / 3)
+
+    assert b["robustness"]["action"] == pytest.approx(90)
+    assert b["robustness"]["observation"] is None
+    # Beta dynamics, Stand: midpoints 15,10,5,0 -> 30*.05/.2 = 7.5
+    assert b["robustness"]["dynamics"] == pytest.approx((15 + 10 + 5 + 0) * 0.05 / 0.20)
+    assert b["robustness"]["average"] is None  # not all three types present
+
+    # exact JSON shape
+    for entry in board.values():
+        assert set(entry) == {"success_rate", "coverage", "robustness"}
+        assert list(entry["success_rate"]) == ["stabilization", "locomotion", "interaction", "all"]
+        assert list(entry["robustness"]) == ["action", "observation", "dynamics", "average"]
+    back = json.loads(json.dumps(board))
+    assert back["Beta"]["success_rate"]["interaction"] is None
+    assert back["Alpha"]["coverage"] == [3, 4]
+
+
+def test_no_sweeps_means_none_not_zero():
+    rows = [ResultRow("Run", "M", "none", 0, 50)]
+    board = compute_leaderboard(rows)
+    assert board["M"]["success_rate"] == {"stabilization": None, "locomotion": 50.0, "interaction": None, "all": 50.0}
+    assert board["M"]["robustness"] == {"action": None, "observation": None, "dynamics": None, "average": None}
+    assert board["M"]["coverage"] == [1, 1]
+
+
+def test_sweeps_without_none_rows():
+    rows = [ResultRow("Run", "M", "action", s, 10) for s in ACT]
+    board = compute_leaderboard(rows)
+    assert board["M"]["coverage"] == [0, 0]
+    assert board["M"]["success_rate"]["all"] is None
+    assert board["M"]["robustness"]["action"] == pytest.approx(10)
+
+
+def test_paper_table_ii_all_is_task_weighted():
+    """DynSyn-SAC in Table II: (6*57.33 + 6*81.33 + 10*31.20)/22 = 52.00, from per-task rows."""
+    rows = []
+    fams = {"stabilization": 57.33, "locomotion": 81.33, "interaction": 31.20}
+    for task, fam in PAPER_TASKS.items():
+        rows.append(ResultRow(task, "DynSyn-SAC", "none", 0, fams[fam]))
+    sr = compute_leaderboard(rows)["DynSyn-SAC"]["success_rate"]
+    assert sr["all"] == pytest.approx((6 * 57.33 + 6 * 81.33 + 10 * 31.20) / 22)
+    assert round(sr["all"], 2) == 52.00
+
+
+# ---------------------------------------------------------------- bad input
+
+
+@pytest.mark.parametrize(
+    ("lines", "words"),
+    [
+        pytest.param(["task,method,perturbation,scale", "Stand,A,none,,50"], ["success_rate", HEADER], id="missing-column"),
+        pytest.param([HEADER + ",seed", "Stand,A,none,,50,1"], ["unexpected", "seed", HEADER], id="extra-column"),
+        pytest.param([HEADER, "Stand,A,none,,50", "Flyy,A,none,,50"], ["line 3", "Flyy", "valid task ids", "Stand", "PoleWalk"], id="unknown-task"),
+        pytest.param([HEADER, "Stand,A,wind,0.1,50"], ["line 2", "wind", "none, action, observation, dynamics"], id="unknown-perturbation"),
+        pytest.param([HEADER, "Stand,A,none,,120"], ["line 2", "percent", "[0, 100]"], id="sr-above-100"),
+        pytest.param([HEADER, "Stand,A,none,,-1"], ["line 2", "percent"], id="sr-negative"),
+        pytest.param([HEADER, "Stand,A,none,,nan"], ["line 2", "percent"], id="sr-nan"),
+        pytest.param([HEADER, "Stand,A,none,,inf"], ["line 2", "percent"], id="sr-inf"),
+        pytest.param([HEADER, "Stand,A,none,,abc"], ["line 2", "success_rate", "number"], id="sr-not-number"),
+        pytest.param([HEADER, "Stand,A,none,,"], ["line 2", "success_rate", "required"], id="sr-empty"),
+        pytest.param([HEADER, "Stand,A,action,,50"], ["line 2", "scale", "required"], id="empty-scale-sweep"),
+        pytest.param([HEADER, "Stand,A,none,0.05,50"], ["line 2", "scale", "none"], id="nonzero-scale-none"),
+        pytest.param([HEADER, "Stand,A,action,-0.05,50"], ["line 2", "scale", ">= 0"], id="negative-scale"),
+        pytest.param([HEADER, "Stand,A,action,nan,50"], ["line 2", "scale", "finite"], id="nan-scale"),
+        pytest.param([HEADER, "Stand,,none,,50"], ["line 2", "method"], id="empty-method"),
+        pytest.param([HEADER, "Stand,A,none,,50,7"], ["line 2", "expected 5 fields"], id="extra-field"),
+        pytest.param(
+            [HEADER, "Stand,A,none,,50", "Walk,A,none,,50", "stand,A,NONE,0,60"],
+            ["duplicate", "Stand", "line 2", "line 4"],
+            id="duplicate-none",
+        ),
+        pytest.param(
+            [HEADER, "Stand,A,action,0.1,50", "Walk,A,action,0.1,50", "Stand,A,action,0.10,40"],
+            ["duplicate", "action", "line 2", "line 4"],
+            id="duplicate-sweep",
+        ),
+    ],
+)
+def test_bad_csv(tmp_path, lines, words):
+    path = write(tmp_path, lines)
+    with pytest.raises(ValueError) as info:
+        read_results_csv(path)
+    msg = str(info.value)
+    for word in words:
+        assert word in msg, (word, msg)
+
+
+def test_empty_file(tmp_path):
+    path = tmp_path / "empty.csv"
+    path.write_text("")
+    with pytest.raises(ValueError, match="header"):
+        read_results_csv(path)
+
+
+def test_blank_lines_and_whitespace_ok(tmp_path):
+    path = write(tmp_path, [" task , method,perturbation,scale,success_rate", "", " walk , A , None , , 12.5 ", ""])
+    (row,) = read_results_csv(path)
+    assert (row.task, row.method, row.perturbation, row.scale, row.success_rate) == ("Walk", "A", "none", 0.0, 12.5)
+
+
+def test_single_scale_sweep_is_an_error(tmp_path):
+    path = write(tmp_path, [HEADER, "Stand,A,none,,50", "Jump,A,observation,0.05,30"])
+    rows = read_results_csv(path)  # a row-level check cannot see this ...
+    with pytest.raises(ValueError) as info:  # ... the aggregation does
+        compute_leaderboard(rows)
+    msg = str(info.value)
+    for word in ("Jump", "A", "observation", "at least 2 scales", "line 3"):
+        assert word in msg, (word, msg)
+
+
+def test_compute_rejects_duplicates_without_csv():
+    rows = [ResultRow("Stand", "A", "none", 0, 50), ResultRow("STAND", "A", "none", "", 40)]
+    with pytest.raises(ValueError, match="duplicate"):
+        compute_leaderboard(rows)
+
+
+# ---------------------------------------------------------------- formatting
+
+
+def _render(table):
+    console = Console(record=True, width=120, color_system="standard")
+    console.print(table)
+    return console.export_text(styles=True)
+
+
+def _cells(table, method):
+    (col,) = [c for c in table.columns if c.header == method]
+    return list(col.cells)
+
+
+def test_format_small(small_csv):
+    rows = read_results_csv(small_csv)
+    board = compute_leaderboard(rows)
+    table = format_leaderboard(board, task_counts=family_task_counts(rows))
+    metric = list(table.columns[1].cells)
+    assert metric == [
+        "Stabilization (2)",
+        "Locomotion (1)",
+        "Interaction (0–1)",
+        "Average (3–4)",
+        "Action",
+        "Observation",
+        "Dynamics",
+        "Average",
+        "SR > 0",
+    ]
+    alpha = _cells(table, "Alpha")
+    beta = _cells(table, "Beta")
+    assert [t.plain for t in alpha] == ["60.00", "60.00", "0.00", "45.00", "55.00", "62.50", "12.50", "43.33", "3/4"]
+    assert [t.plain for t in beta] == ["10.00", "90.00", "—", "36.67", "90.00", "—", "7.50", "—", "2/3"]
+
+    def bold(t):
+        return "bold" in str(t.style)
+
+    # row best is bold: Alpha wins everything except locomotion and action
+    assert [bold(t) for t in alpha] == [True, False, True, True, False, True, True, True, True]
+    assert [bold(t) for t in beta] == [False, True, False, False, True, False, False, False, False]
+
+    text = _render(table)
+    assert "Alpha" in text and "Beta" in text
+    assert "3/4" in text and "2/3" in text
+    assert "\x1b[1m45.00" in text  # Alpha's average SR is rendered bold
+    assert "\x1b[1m36.67" not in text
+    assert "—" in text
+
+
+def test_format_full_suite_ties_and_labels():
+    rows = []
+    tasks = list(PAPER_TASKS)
+    for i, task in enumerate(tasks):
+        rows.append(ResultRow(task, "DepRL", "none", 0, 50.0))
+        rows.append(ResultRow(task, "PPO", "none", 0, 50.0 if i < 16 else 0.0))
+    board = compute_leaderboard(rows)
+    assert board["DepRL"]["coverage"] == [22, 22]
+    assert board["PPO"]["coverage"] == [16, 22]
+    table = format_leaderboard(board)  # full suite -> paper labels without task_counts
+    metric = list(table.columns[1].cells)
+    assert metric[:4] == ["Stabilization (6)", "Locomotion (6)", "Interaction (10)", "Average (22)"]
+    deprl, ppo = _cells(table, "DepRL"), _cells(table, "PPO")
+    # first 16 tasks are stabilization + locomotion + 4 interaction: families 1-2 tie -> both bold
+    assert deprl[0].plain == ppo[0].plain == "50.00"
+    assert "bold" in str(deprl[0].style) and "bold" in str(ppo[0].style)
+    assert "bold" in str(deprl[2].style) and "bold" not in str(ppo[2].style)  # 50 vs 20
+    assert ppo[2].plain == "20.00"
+    text = _render(table)
+    assert "16/22" in text and "22/22" in text
+    assert "\x1b[1m22/22" in text and "\x1b[1m16/22" not in text
+    assert "DepRL" in text and "PPO" in text
+
+
+def test_format_partial_without_counts_has_plain_labels():
+    board = compute_leaderboard([ResultRow("Walk", "M", "none", 0, 10)])
+    metric = list(format_leaderboard(board).columns[1].cells)
+    assert metric[:4] == ["Stabilization", "Locomotion", "Interaction", "Average"]
