@@ -1,0 +1,1 @@
+"""Control paradigms and trainers. Each needs its extra (JAX for ``ppo``)."""

@@ -1,0 +1,496 @@
+"""Proximal Policy Optimisation in JAX, readable top to bottom.
+
+One file: networks (an MLP policy or the encoder–decoder policy with a
+Gaussian bottleneck of the mouse imitation study), observation normalisation,
+Adam, generalised advantage estimation, the clipped PPO loss, rollouts,
+checkpoints. It trains on any *vector env*:
+
+* ``num_envs``, ``obs_size``, ``action_size`` and ``obs_layout`` (block
+  name -> slice) attributes;
+* ``reset(seed) -> obs`` with ``obs`` of shape (num_envs, obs_size);
+* ``step(actions) -> (obs, reward, terminated, truncated, info)``, arrays
+  over envs, auto-resetting finished envs (``obs`` is then the new first
+  observation; ``info["final_obs"]`` the last one of the finished episode).
+
+Actions are in [-1, 1] (the muscle interface maps them to excitations).
+The policy is a diagonal Gaussian with a state-independent log standard
+deviation; the action sent to the env is the sample clipped to [-1, 1].
+
+Encoder–decoder policy (Leonardis et al. 2025): the encoder sees the
+observation blocks whose names start with ``reference`` and outputs the mean
+and log-variance of a latent "intention" z (Gaussian bottleneck); the decoder
+sees z and the remaining (proprioceptive) blocks and outputs the action mean.
+A KL penalty ``kl_weight · KL(q(z|ref) ‖ N(0, I))`` regularises z. At
+evaluation z is the encoder mean.
+
+The learner is jitted (``jax.jit``) and runs wherever JAX runs (GPU or CPU);
+the rollout loop calls a jitted policy step and the env's ``step``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+log = logging.getLogger(__name__)
+
+CHECKPOINT_VERSION = 1
+
+
+@dataclass
+class PPOConfig:
+    """Hyper-parameters. Defaults follow Table XVI's PPO row where it applies."""
+
+    total_steps: int = 1_000_000
+    num_steps: int = 64  # rollout length per env per iteration
+    epochs: int = 10
+    minibatch_size: int = 256
+    learning_rate: float = 3e-4
+    gamma: float = 0.99
+    gae_lambda: float = 0.95
+    clip: float = 0.2
+    value_coef: float = 0.5
+    entropy_coef: float = 0.0
+    max_grad_norm: float = 1.0
+    init_log_std: float = -0.5
+    policy: str = "mlp"  # "mlp" or "encoder_decoder"
+    hidden: tuple[int, ...] = (1024, 1024)  # Table XVI: 2 × 1024
+    value_hidden: tuple[int, ...] = (1024, 1024)
+    encoder_hidden: tuple[int, ...] = (512, 512, 512)
+    decoder_hidden: tuple[int, ...] = (512, 512, 512)
+    latent_size: int = 60
+    kl_weight: float = 1e-5
+    seed: int = 0
+
+    def __post_init__(self):
+        if self.policy not in ("mlp", "encoder_decoder"):
+            raise ValueError(f"policy must be 'mlp' or 'encoder_decoder', got {self.policy!r}")
+        for name in ("total_steps", "num_steps", "epochs", "minibatch_size", "latent_size"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+        self.hidden = tuple(self.hidden)
+        self.value_hidden = tuple(self.value_hidden)
+        self.encoder_hidden = tuple(self.encoder_hidden)
+        self.decoder_hidden = tuple(self.decoder_hidden)
+
+
+# -- networks ---------------------------------------------------------------------------
+def _jax():
+    try:
+        import jax
+        import jax.numpy as jnp
+    except ImportError:
+        raise RuntimeError("training needs JAX: pip install 'mskbench[gpu]' (CPU JAX works too)") from None
+    return jax, jnp
+
+
+def mlp_init(key, sizes: list[int], last_scale: float = 1.0):
+    jax, jnp = _jax()
+    params = []
+    keys = jax.random.split(key, len(sizes) - 1)
+    for i, (k, n_in, n_out) in enumerate(zip(keys, sizes[:-1], sizes[1:])):
+        scale = last_scale if i == len(sizes) - 2 else np.sqrt(2.0)
+        w = jax.random.orthogonal(k, max(n_in, n_out))[:n_in, :n_out] * scale
+        params.append({"w": w.astype(jnp.float32), "b": jnp.zeros(n_out, jnp.float32)})
+    return params
+
+
+def mlp_apply(params, x):
+    _, jnp = _jax()
+    for i, layer in enumerate(params):
+        x = x @ layer["w"] + layer["b"]
+        if i < len(params) - 1:
+            x = jnp.tanh(x)
+    return x
+
+
+@dataclass(frozen=True)
+class ObsSplit:
+    """Indices of the reference and proprioceptive parts of the observation."""
+
+    reference: np.ndarray
+    proprio: np.ndarray
+
+    @classmethod
+    def from_layout(cls, layout: dict[str, slice], obs_size: int) -> "ObsSplit":
+        ref = [np.arange(s.start, s.stop) for k, s in layout.items() if k.startswith("reference")]
+        if not ref:
+            raise ValueError("the encoder-decoder policy needs observation blocks named 'reference...'; "
+                             f"this env has {list(layout)}")
+        ref_idx = np.concatenate(ref)
+        mask = np.ones(obs_size, bool)
+        mask[ref_idx] = False
+        return cls(ref_idx, np.flatnonzero(mask))
+
+
+def init_params(key, cfg: PPOConfig, obs_size: int, action_size: int, split: ObsSplit | None):
+    jax, jnp = _jax()
+    k_pi, k_v, k_dec = jax.random.split(key, 3)
+    params = {
+        "value": mlp_init(k_v, [obs_size, *cfg.value_hidden, 1]),
+        "log_std": jnp.full(action_size, cfg.init_log_std, jnp.float32),
+    }
+    if cfg.policy == "mlp":
+        params["policy"] = mlp_init(k_pi, [obs_size, *cfg.hidden, action_size], last_scale=0.01)
+    else:
+        params["encoder"] = mlp_init(k_pi, [len(split.reference), *cfg.encoder_hidden, 2 * cfg.latent_size],
+                                     last_scale=0.01)
+        params["decoder"] = mlp_init(k_dec, [cfg.latent_size + len(split.proprio), *cfg.decoder_hidden,
+                                             action_size], last_scale=0.01)
+    return params
+
+
+def policy_mean(params, obs, cfg: PPOConfig, split: ObsSplit | None, key=None):
+    """Action mean for normalised ``obs`` (..., obs_size); returns (mean, kl).
+
+    With ``key`` the latent is sampled (training); without, it is the encoder mean.
+    """
+    jax, jnp = _jax()
+    if cfg.policy == "mlp":
+        return mlp_apply(params["policy"], obs), jnp.zeros(obs.shape[:-1])
+    enc = mlp_apply(params["encoder"], obs[..., split.reference])
+    mu, logvar = enc[..., : cfg.latent_size], jnp.clip(enc[..., cfg.latent_size:], -10.0, 5.0)
+    z = mu if key is None else mu + jnp.exp(0.5 * logvar) * jax.random.normal(key, mu.shape)
+    kl = 0.5 * jnp.sum(jnp.exp(logvar) + mu**2 - 1.0 - logvar, axis=-1)
+    mean = mlp_apply(params["decoder"], jnp.concatenate([z, obs[..., split.proprio]], axis=-1))
+    return mean, kl
+
+
+def gaussian_logp(x, mean, log_std):
+    _, jnp = _jax()
+    return jnp.sum(-0.5 * ((x - mean) / jnp.exp(log_std)) ** 2 - log_std - 0.5 * np.log(2 * np.pi), axis=-1)
+
+
+# -- observation normalisation ---------------------------------------------------------------
+@dataclass
+class RunningNorm:
+    """Running mean / variance of observations (parallel Welford updates)."""
+
+    mean: np.ndarray
+    var: np.ndarray
+    count: float = 1e-4
+    clip: float = 10.0
+
+    @classmethod
+    def create(cls, size: int) -> "RunningNorm":
+        return cls(np.zeros(size), np.ones(size))
+
+    def update(self, batch: np.ndarray) -> None:
+        b = np.asarray(batch, np.float64).reshape(-1, self.mean.size)
+        n = b.shape[0]
+        delta = b.mean(0) - self.mean
+        total = self.count + n
+        self.mean = self.mean + delta * n / total
+        self.var = (self.var * self.count + b.var(0) * n + delta**2 * self.count * n / total) / total
+        self.count = total
+
+    def __call__(self, obs):
+        x = (np.asarray(obs) - self.mean) / np.sqrt(self.var + 1e-8)
+        return np.clip(x, -self.clip, self.clip).astype(np.float32)
+
+
+# -- optimiser -----------------------------------------------------------------------------
+def adam_init(params):
+    jax, jnp = _jax()
+    zeros = jax.tree_util.tree_map(jnp.zeros_like, params)
+    return {"m": zeros, "v": jax.tree_util.tree_map(jnp.zeros_like, params), "t": jnp.zeros((), jnp.int32)}
+
+
+def adam_update(grads, state, params, lr, max_norm, b1=0.9, b2=0.999, eps=1e-8):
+    jax, jnp = _jax()
+    leaves = jax.tree_util.tree_leaves(grads)
+    norm = jnp.sqrt(sum(jnp.sum(g**2) for g in leaves))
+    scale = jnp.minimum(1.0, max_norm / (norm + 1e-6))
+    grads = jax.tree_util.tree_map(lambda g: g * scale, grads)
+    t = state["t"] + 1
+    m = jax.tree_util.tree_map(lambda m, g: b1 * m + (1 - b1) * g, state["m"], grads)
+    v = jax.tree_util.tree_map(lambda v, g: b2 * v + (1 - b2) * g**2, state["v"], grads)
+    mhat_c, vhat_c = 1 - b1**t, 1 - b2**t
+    params = jax.tree_util.tree_map(lambda p, m, v: p - lr * (m / mhat_c) / (jnp.sqrt(v / vhat_c) + eps),
+                                    params, m, v)
+    return params, {"m": m, "v": v, "t": t}, norm
+
+
+# -- the learner ---------------------------------------------------------------------------
+def make_functions(cfg: PPOConfig, split: ObsSplit | None):
+    """Jitted ``act`` (rollout step) and ``update`` (one PPO iteration's epochs)."""
+    jax, jnp = _jax()
+
+    @jax.jit
+    def act(params, obs, key):
+        k_z, k_a = jax.random.split(key)
+        mean, _ = policy_mean(params, obs, cfg, split, k_z)
+        log_std = params["log_std"]
+        action = mean + jnp.exp(log_std) * jax.random.normal(k_a, mean.shape)
+        logp = gaussian_logp(action, mean, log_std)
+        value = mlp_apply(params["value"], obs)[..., 0]
+        return action, logp, value
+
+    @jax.jit
+    def value_fn(params, obs):
+        return mlp_apply(params["value"], obs)[..., 0]
+
+    @jax.jit
+    def deterministic(params, obs):
+        return jnp.clip(policy_mean(params, obs, cfg, split, None)[0], -1.0, 1.0)
+
+    def loss_fn(params, batch, key):
+        mean, kl = policy_mean(params, batch["obs"], cfg, split, key)
+        logp = gaussian_logp(batch["actions"], mean, params["log_std"])
+        ratio = jnp.exp(logp - batch["logp"])
+        adv = batch["adv"]
+        adv = (adv - adv.mean()) / (adv.std() + 1e-8)
+        pg = -jnp.mean(jnp.minimum(ratio * adv, jnp.clip(ratio, 1 - cfg.clip, 1 + cfg.clip) * adv))
+        value = mlp_apply(params["value"], batch["obs"])[..., 0]
+        v_loss = 0.5 * jnp.mean((value - batch["returns"]) ** 2)
+        entropy = jnp.sum(params["log_std"] + 0.5 * np.log(2 * np.pi * np.e))
+        loss = pg + cfg.value_coef * v_loss - cfg.entropy_coef * entropy + cfg.kl_weight * jnp.mean(kl)
+        approx_kl = jnp.mean((ratio - 1) - jnp.log(ratio))
+        return loss, {"policy_loss": pg, "value_loss": v_loss, "latent_kl": jnp.mean(kl), "approx_kl": approx_kl}
+
+    grad_fn = jax.value_and_grad(loss_fn, has_aux=True)
+
+    @jax.jit
+    def update(params, opt_state, data, key):
+        n = data["obs"].shape[0]
+        n_mb = max(1, n // cfg.minibatch_size)
+        size = n // n_mb
+
+        def epoch(carry, k):
+            params, opt_state = carry
+            k_perm, k_loss = jax.random.split(k)
+            perm = jax.random.permutation(k_perm, n)[: n_mb * size].reshape(n_mb, size)
+
+            def minibatch(carry, xs):
+                params, opt_state = carry
+                idx, kk = xs
+                batch = jax.tree_util.tree_map(lambda x: x[idx], data)
+                (_, aux), grads = grad_fn(params, batch, kk)
+                params, opt_state, gnorm = adam_update(grads, opt_state, params, cfg.learning_rate,
+                                                       cfg.max_grad_norm)
+                return (params, opt_state), {**aux, "grad_norm": gnorm}
+
+            (params, opt_state), stats = jax.lax.scan(minibatch, (params, opt_state),
+                                                      (perm, jax.random.split(k_loss, n_mb)))
+            return (params, opt_state), stats
+
+        (params, opt_state), stats = jax.lax.scan(epoch, (params, opt_state), jax.random.split(key, cfg.epochs))
+        return params, opt_state, jax.tree_util.tree_map(jnp.mean, stats)
+
+    return act, value_fn, deterministic, update
+
+
+def gae(rewards, values, next_values, terminated, done, gamma, lam):
+    """Advantages and returns over a (T, N) rollout; ``done`` ends the trace, only
+    ``terminated`` zeroes the bootstrap (truncation bootstraps from ``next_values``)."""
+    T = rewards.shape[0]
+    adv = np.zeros_like(rewards)
+    last = np.zeros(rewards.shape[1])
+    for t in reversed(range(T)):
+        delta = rewards[t] + gamma * next_values[t] * (1.0 - terminated[t]) - values[t]
+        last = delta + gamma * lam * (1.0 - done[t]) * last
+        adv[t] = last
+    return adv, adv + values
+
+
+# -- training loop ----------------------------------------------------------------------------
+@dataclass
+class TrainState:
+    params: Any
+    opt_state: Any
+    norm: RunningNorm
+    steps: int = 0
+    iteration: int = 0
+    key: Any = None
+    history: list = field(default_factory=list)
+
+
+def train(env, cfg: PPOConfig, *, out_dir: str | Path | None = None, resume: bool = False,
+          eval_fn: Callable[[Callable], dict] | None = None, eval_every: int = 10,
+          on_iteration: Callable[[dict], None] | None = None) -> TrainState:
+    """Train with PPO on ``env``; checkpoints to ``out_dir`` after every iteration.
+
+    ``resume=True`` continues from ``out_dir/checkpoint.npz`` (same config).
+    ``eval_fn(policy)`` (policy: normalised-free ``obs -> action``) is called
+    every ``eval_every`` iterations; its dict goes into ``out_dir/eval_log.jsonl``.
+    """
+    jax, jnp = _jax()
+    split = ObsSplit.from_layout(env.obs_layout, env.obs_size) if cfg.policy == "encoder_decoder" else None
+    act, value_fn, deterministic, update = make_functions(cfg, split)
+    out = Path(out_dir) if out_dir is not None else None
+    ckpt = out / "checkpoint.npz" if out is not None else None
+    if resume:
+        if ckpt is None or not ckpt.exists():
+            raise FileNotFoundError(f"nothing to resume: {ckpt} does not exist")
+        state = load_checkpoint(ckpt, expect_config=cfg)
+    else:
+        key = jax.random.PRNGKey(cfg.seed)
+        key, k_init = jax.random.split(key)
+        params = init_params(k_init, cfg, env.obs_size, env.action_size, split)
+        state = TrainState(params, adam_init(params), RunningNorm.create(env.obs_size), key=key)
+    if out is not None:
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "config.json").write_text(json.dumps(asdict(cfg), indent=2))
+
+    obs = env.reset(seed=cfg.seed + state.iteration)
+    batch_steps = cfg.num_steps * env.num_envs
+    while state.steps < cfg.total_steps:
+        t0 = time.perf_counter()
+        if state.iteration == 0:
+            state.norm.update(obs)
+        raw_obs = []
+        buf = {k: [] for k in ("obs", "actions", "logp", "values", "rewards", "next_values", "terminated", "done")}
+        ep_returns = []
+        for _ in range(cfg.num_steps):
+            nobs = state.norm(obs)
+            state.key, k = jax.random.split(state.key)
+            action, logp, value = act(state.params, nobs, k)
+            action = np.asarray(action)
+            raw_obs.append(obs)
+            next_obs, reward, terminated, truncated, info = env.step(np.clip(action, -1.0, 1.0))
+            done = np.logical_or(terminated, truncated)
+            final = info.get("final_obs", next_obs) if done.any() else next_obs
+            next_value = np.asarray(value_fn(state.params, state.norm(final)))
+            buf["obs"].append(nobs)
+            buf["actions"].append(action)
+            buf["logp"].append(np.asarray(logp))
+            buf["values"].append(np.asarray(value))
+            buf["rewards"].append(np.asarray(reward, np.float32))
+            buf["next_values"].append(next_value)
+            buf["terminated"].append(terminated.astype(np.float32))
+            buf["done"].append(done.astype(np.float32))
+            ep_returns.extend(info.get("episode_returns", []))
+            obs = next_obs
+        roll = {k: np.asarray(v) for k, v in buf.items()}
+        state.norm.update(np.asarray(raw_obs))  # statistics for the next iteration
+        adv, returns = gae(roll["rewards"], roll["values"], roll["next_values"], roll["terminated"],
+                           roll["done"], cfg.gamma, cfg.gae_lambda)
+        data = {
+            "obs": roll["obs"].reshape(batch_steps, -1),
+            "actions": roll["actions"].reshape(batch_steps, -1),
+            "logp": roll["logp"].reshape(-1),
+            "adv": adv.reshape(-1).astype(np.float32),
+            "returns": returns.reshape(-1).astype(np.float32),
+        }
+        collect_s = time.perf_counter() - t0
+        state.key, k = jax.random.split(state.key)
+        state.params, state.opt_state, stats = update(state.params, state.opt_state, data, k)
+        state.steps += batch_steps
+        state.iteration += 1
+        wall = time.perf_counter() - t0
+        row = {"iteration": state.iteration, "steps": state.steps,
+               "mean_reward": float(roll["rewards"].mean()),
+               "episode_return": float(np.mean(ep_returns)) if ep_returns else None,
+               "steps_per_s": batch_steps / wall, "collect_s": collect_s, "update_s": wall - collect_s,
+               **{k: float(v) for k, v in stats.items()}}
+        if eval_fn is not None and (state.iteration % eval_every == 0 or state.steps >= cfg.total_steps):
+            row["eval"] = eval_fn(make_policy(state.params, state.norm, cfg, split))
+        state.history.append(row)
+        if out is not None:
+            save_checkpoint(ckpt, state, cfg)
+            with open(out / "eval_log.jsonl", "a") as f:
+                f.write(json.dumps(row) + "\n")
+        if on_iteration is not None:
+            on_iteration(row)
+    return state
+
+
+def make_policy(params, norm: RunningNorm, cfg: PPOConfig, split: ObsSplit | None):
+    """A deterministic ``act(obs)`` policy object (encoder mean, no sampling)."""
+    _, _, deterministic, _ = make_functions(cfg, split)
+
+    class DeterministicPolicy:
+        def normalize_observation(self, obs):
+            return norm(obs)
+
+        def act_normalized(self, x):
+            return np.asarray(deterministic(params, x))
+
+        def act(self, obs):
+            return self.act_normalized(self.normalize_observation(obs))
+
+        def reset(self):
+            pass
+
+    return DeterministicPolicy()
+
+
+# -- checkpoints ----------------------------------------------------------------------------
+def _flatten(tree, prefix="") -> dict[str, np.ndarray]:
+    out = {}
+    if isinstance(tree, dict):
+        for k, v in tree.items():
+            out.update(_flatten(v, f"{prefix}{k}/"))
+    elif isinstance(tree, (list, tuple)):
+        for i, v in enumerate(tree):
+            out.update(_flatten(v, f"{prefix}{i}/"))
+    else:
+        out[prefix.rstrip("/")] = np.asarray(tree)
+    return out
+
+
+def _unflatten(flat: dict[str, np.ndarray]):
+    root: dict = {}
+    for path, value in flat.items():
+        node = root
+        parts = path.split("/")
+        for p in parts[:-1]:
+            node = node.setdefault(p, {})
+        node[parts[-1]] = value
+
+    def fix(node):
+        if isinstance(node, dict):
+            if node and all(k.isdigit() for k in node):
+                return [fix(node[str(i)]) for i in range(len(node))]
+            return {k: fix(v) for k, v in node.items()}
+        return node
+
+    return fix(root)
+
+
+def save_checkpoint(path: Path, state: TrainState, cfg: PPOConfig) -> None:
+    """Write atomically (temp file + rename): a kill never leaves a torn checkpoint."""
+    flat = {f"params/{k}": v for k, v in _flatten(state.params).items()}
+    flat.update({f"opt/{k}": v for k, v in _flatten(state.opt_state).items()})
+    flat.update({"norm/mean": state.norm.mean, "norm/var": state.norm.var, "norm/count": np.array(state.norm.count),
+                 "steps": np.array(state.steps), "iteration": np.array(state.iteration),
+                 "key": np.asarray(state.key), "format_version": np.array(CHECKPOINT_VERSION),
+                 "config": np.array(json.dumps(asdict(cfg)))})
+    tmp = path.with_name(path.name + ".tmp.npz")
+    np.savez(tmp, **flat)
+    tmp.replace(path)
+
+
+def load_checkpoint(path: str | Path, expect_config: PPOConfig | None = None) -> TrainState:
+    _, jnp = _jax()
+    with np.load(path, allow_pickle=False) as z:
+        version = int(z["format_version"])
+        if version != CHECKPOINT_VERSION:
+            raise ValueError(f"{path}: checkpoint format {version}, this mskbench reads {CHECKPOINT_VERSION}")
+        cfg = PPOConfig(**json.loads(str(z["config"])))
+        if expect_config is not None:
+            a, b = asdict(cfg), asdict(expect_config)
+            diff = {k for k in a if k != "total_steps" and a[k] != b[k]}
+            if diff:
+                raise ValueError(f"{path} was trained with a different config ({sorted(diff)}); "
+                                 "resume with the same settings")
+        params = _unflatten({k[len("params/"):]: jnp.asarray(z[k]) for k in z.files if k.startswith("params/")})
+        opt = _unflatten({k[len("opt/"):]: jnp.asarray(z[k]) for k in z.files if k.startswith("opt/")})
+        norm = RunningNorm(z["norm/mean"].copy(), z["norm/var"].copy(), float(z["norm/count"]))
+        return TrainState(params, opt, norm, int(z["steps"]), int(z["iteration"]), jnp.asarray(z["key"]))
+
+
+def load_policy_checkpoint(path: str | Path, obs_layout: dict[str, slice], obs_size: int):
+    """A deterministic policy from a checkpoint (for evaluation on any machine)."""
+    with np.load(path, allow_pickle=False) as z:
+        cfg = PPOConfig(**json.loads(str(z["config"])))
+    state = load_checkpoint(path)
+    split = ObsSplit.from_layout(obs_layout, obs_size) if cfg.policy == "encoder_decoder" else None
+    return make_policy(state.params, state.norm, cfg, split)
