@@ -13,16 +13,22 @@ be reproduced on its own.
 
 from __future__ import annotations
 
+import ctypes.util
 import json
 import logging
 import os
-import sys
 from pathlib import Path
 
-import click
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
+# MuJoCo fixes its OpenGL backend when it is first imported, so the headless
+# default is chosen here, before anything imports it: OSMesa when there is no
+# display, MUJOCO_GL is unset and the OSMesa library is installed.
+if "MUJOCO_GL" not in os.environ and not os.environ.get("DISPLAY") and ctypes.util.find_library("OSMesa"):
+    os.environ["MUJOCO_GL"] = "osmesa"
+
+import click  # noqa: E402
+from rich.console import Console  # noqa: E402
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn  # noqa: E402
+from rich.table import Table  # noqa: E402
 
 log = logging.getLogger("mskbench")
 
@@ -59,7 +65,22 @@ def _policy_choice():
     return click.Choice(BUILTIN_POLICIES)
 
 
-@click.group()
+class _Main(click.Group):
+    """Loads the ``mouse`` command group on first use, so starting the CLI imports no simulator
+    (``render`` must set ``MUJOCO_GL`` before MuJoCo is imported)."""
+
+    def list_commands(self, ctx):
+        return sorted([*super().list_commands(ctx), "mouse"])
+
+    def get_command(self, ctx, name):
+        if name == "mouse":
+            from mskbench.mouse.cli import mouse
+
+            return mouse
+        return super().get_command(ctx, name)
+
+
+@click.group(cls=_Main)
 @click.option("-v", "--verbose", is_flag=True, help="Log progress details to stderr.")
 @click.version_option(package_name="mskbench")
 def main(verbose: bool) -> None:
@@ -362,13 +383,14 @@ def render_cmd(task: str, policy_name: str, out: Path, seed: int, steps: int | N
                width: int, height: int, overwrite: bool) -> None:
     """Render one episode of TASK offscreen to a video.
 
-    Without a display, MUJOCO_GL defaults to 'osmesa' (Debian: apt-get install
-    libosmesa6); on a GPU machine set MUJOCO_GL=egl.
+    Without a display, MUJOCO_GL defaults to 'osmesa' when OSMesa is installed
+    (Debian: apt-get install libosmesa6); on a GPU machine set MUJOCO_GL=egl.
     """
-    if "MUJOCO_GL" not in os.environ and not os.environ.get("DISPLAY"):
-        if "mujoco" in sys.modules:
-            log.warning("mujoco already imported; MUJOCO_GL=osmesa may not take effect")
-        os.environ["MUJOCO_GL"] = "osmesa"
+    gl = os.environ.get("MUJOCO_GL")
+    if (gl == "osmesa" or (gl is None and not os.environ.get("DISPLAY"))) and not ctypes.util.find_library("OSMesa"):
+        raise click.ClickException(
+            "no display and no OSMesa library for offscreen rendering; on Debian/Ubuntu run "
+            "'apt-get install libosmesa6' (or set MUJOCO_GL=egl on a machine with a GPU)")
     if out.exists() and not overwrite:
         raise click.UsageError(f"{out} exists; pass --overwrite to replace it")
     if out.suffix.lower() not in (".mp4", ".gif"):
@@ -380,13 +402,6 @@ def render_cmd(task: str, policy_name: str, out: Path, seed: int, steps: int | N
     names = _task_list(task)
     if len(names) != 1:
         raise click.BadParameter("render takes one task, not 'all'", param_hint="TASK")
-    if os.environ.get("MUJOCO_GL") == "osmesa":
-        import ctypes.util
-
-        if ctypes.util.find_library("OSMesa") is None:
-            raise click.ClickException(
-                "MUJOCO_GL=osmesa but the OSMesa library is not installed; on Debian/Ubuntu run "
-                "'apt-get install libosmesa6' (or set MUJOCO_GL=egl on a machine with a GPU)")
     from mskbench.envs import MSKEnv
     from mskbench.policies import make_policy
 

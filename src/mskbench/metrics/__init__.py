@@ -18,6 +18,7 @@ metric                                    paper
 """
 
 from mskbench.metrics.activation import activation_cost
+from mskbench.metrics.edm import SimplexResult, embed, simplex_predict, simplex_rho
 from mskbench.metrics.efficiency import PeakEfficiency, peak_efficiency
 from mskbench.metrics.emg import (
     N_POINTS,
@@ -58,8 +59,10 @@ __all__ = [
     "MeanEnvelope",
     "PeakEfficiency",
     "Recruitment",
+    "SimplexResult",
     "activation_cost",
     "cycle_envelopes",
+    "embed",
     "emg_envelope_similarity",
     "emg_similarity",
     "family_of",
@@ -71,4 +74,6 @@ __all__ = [
     "peak_efficiency",
     "recruitment",
     "robustness_auc",
+    "simplex_predict",
+    "simplex_rho",
 ]

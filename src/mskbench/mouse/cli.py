@@ -1,0 +1,216 @@
+"""``mskbench mouse``: forelimb clips, kinematic replay, imitation training and evaluation.
+
+Without ``--clips`` every command uses synthetic clips (``--synthetic N``,
+seed 0), so the pipeline runs with no external data.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+
+import click
+
+log = logging.getLogger("mskbench.mouse")
+
+
+def _clips(clips_dir: Path | None, synthetic: int, seed: int = 0):
+    from mskbench.mouse.clips import load_clips
+
+    if clips_dir is not None:
+        try:
+            return load_clips(clips_dir)
+        except (ValueError, FileNotFoundError) as exc:
+            raise click.BadParameter(str(exc), param_hint="--clips") from None
+    from mskbench.mouse.synthetic import make_synthetic_clips
+
+    log.info("no --clips: generating %d synthetic clips (seed %d)", synthetic, seed)
+    return make_synthetic_clips(synthetic, seed=seed)
+
+
+def _attach_emg(clips, emg_dir: Path):
+    """EMG per clip from ``<emg_dir>/<clip name>.csv``: a header of muscle names, one row per frame, in [0, 1]."""
+    import numpy as np
+
+    from mskbench.body.mouse_forelimb import MUSCLE_NAMES
+
+    found = 0
+    for clip in clips:
+        path = emg_dir / f"{clip.name}.csv"
+        if not path.exists():
+            continue
+        with open(path) as f:
+            header = [h.strip() for h in f.readline().split(",")]
+        bad = [h for h in header if h not in MUSCLE_NAMES]
+        if bad:
+            raise click.BadParameter(f"{path}: unknown muscle columns {bad}; valid: {', '.join(MUSCLE_NAMES)}",
+                                     param_hint="--emg")
+        values = np.loadtxt(path, delimiter=",", skiprows=1, ndmin=2)
+        if values.shape != (clip.n_frames, len(header)):
+            raise click.BadParameter(f"{path}: expected {clip.n_frames} rows x {len(header)} columns, "
+                                     f"got {values.shape}", param_hint="--emg")
+        clip.emg = {m: values[:, i] for i, m in enumerate(header)}
+        clip.__post_init__()  # validate the attached EMG (range, finiteness)
+        found += 1
+    if found == 0:
+        raise click.BadParameter(f"no <clip name>.csv in {emg_dir} matches the clips", param_hint="--emg")
+    return clips
+
+
+clips_option = click.option("--clips", "clips_dir", type=click.Path(exists=True, file_okay=False, path_type=Path),
+                            default=None, help="Directory of clips (Track-MJX *.h5 or mskbench *.npz).")
+synthetic_option = click.option("--synthetic", type=click.IntRange(min=1), default=8, show_default=True,
+                                help="Synthetic clips to generate when --clips is not given.")
+
+
+@click.group("mouse")
+def mouse() -> None:
+    """Mouse forelimb reaching imitation (Leonardis et al. 2025)."""
+
+
+@mouse.command("synth")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), required=True)
+@click.option("-n", "--n", "n", type=click.IntRange(min=1), default=8, show_default=True)
+@click.option("--seed", type=int, default=0, show_default=True)
+def synth_cmd(out_dir: Path, n: int, seed: int) -> None:
+    """Generate synthetic reaching clips with known activations (mskbench .npz format)."""
+    from mskbench.mouse.clips import save_clip
+    from mskbench.mouse.synthetic import make_synthetic_clips
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    existing = sorted(out_dir.glob("*.npz"))
+    if existing:
+        raise click.UsageError(f"{out_dir} already holds {len(existing)} clips; choose an empty directory")
+    for clip in make_synthetic_clips(n, seed=seed):
+        save_clip(clip, out_dir / f"{clip.name}.npz")
+    click.echo(f"wrote {n} synthetic clips to {out_dir}")
+
+
+@mouse.command("replay")
+@clips_option
+@synthetic_option
+@click.option("--json", "as_json", is_flag=True)
+def replay_cmd(clips_dir, synthetic, as_json) -> None:
+    """Kinematic replay: the clips' joint angles through our model vs their keypoints (mm)."""
+    from mskbench.mouse.replay import replay_errors
+
+    result = replay_errors(_clips(clips_dir, synthetic))
+    if as_json:
+        click.echo(json.dumps(result, indent=2))
+        return
+    for name, err in result["per_clip"].items():
+        click.echo(f"{name}: {err:.3f} mm")
+    click.echo(f"mean keypoint error: {result['mean_keypoint_error_mm']:.3f} mm over {len(result['per_clip'])} clips")
+
+
+@mouse.command("train")
+@clips_option
+@synthetic_option
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), required=True,
+              help="Run directory: checkpoint.npz, config.json, eval_log.jsonl.")
+@click.option("--ctrl-cost", type=float, default=0.0, show_default=True, help="λ_ctrl.")
+@click.option("--energy-cost", type=float, default=0.0, show_default=True, help="λ_energy.")
+@click.option("--steps", type=click.IntRange(min=1), default=2_000_000, show_default=True, help="Environment steps.")
+@click.option("--num-envs", type=click.IntRange(min=1), default=None,
+              help="Parallel worlds (default: 4096 on the JAX backend, 32 on the CPU).")
+@click.option("--backend", type=click.Choice(["auto", "cpu", "jax"]), default="auto", show_default=True,
+              help="cpu: MuJoCo C worlds in a loop; jax: MJX batched (GPU); auto: jax when JAX sees a GPU.")
+@click.option("--impl", type=click.Choice(["jax", "warp"]), default="jax", show_default=True,
+              help="MJX implementation for --backend jax.")
+@click.option("--hidden", type=click.IntRange(min=8), default=512, show_default=True,
+              help="Width of the 3-layer encoder and decoder (paper: 512).")
+@click.option("--rollout", type=click.IntRange(min=1), default=64, show_default=True,
+              help="Steps per world per PPO iteration.")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--resume", is_flag=True, help="Continue the run in --out.")
+@click.option("--eval-every", type=click.IntRange(min=1), default=20, show_default=True,
+              help="Iterations between evaluations (joint error on the clips, logged).")
+def train_cmd(clips_dir, synthetic, out_dir, ctrl_cost, energy_cost, steps, num_envs, backend, impl, hidden,
+              rollout, seed, resume, eval_every) -> None:
+    """Train the encoder–decoder imitation policy with PPO."""
+    from mskbench.agents.ppo import PPOConfig, train
+    from mskbench.mouse.imitation import ImitationConfig, MouseImitationVectorEnv
+
+    clips = _clips(clips_dir, synthetic, seed)
+    try:
+        cfg = ImitationConfig(ctrl_cost=ctrl_cost, energy_cost=energy_cost)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc)) from None
+    if backend == "auto":
+        try:
+            import jax
+
+            backend = "jax" if jax.default_backend() == "gpu" else "cpu"
+        except ImportError:
+            backend = "cpu"
+    if backend == "jax":
+        from mskbench.mouse.jax_env import JaxVectorEnv, MouseImitationJaxEnv
+
+        env = JaxVectorEnv(MouseImitationJaxEnv(clips, cfg, num_envs=num_envs or 4096, impl=impl))
+    else:
+        env = MouseImitationVectorEnv(clips, cfg, num_envs=num_envs or 32, seed=seed)
+    ppo = PPOConfig(total_steps=steps, num_steps=rollout, policy="encoder_decoder",
+                    encoder_hidden=(hidden,) * 3, decoder_hidden=(hidden,) * 3, value_hidden=(hidden,) * 2,
+                    minibatch_size=min(4096, rollout * env.num_envs), epochs=4, seed=seed, entropy_coef=0.0)
+    (out_dir).mkdir(parents=True, exist_ok=True)
+    (out_dir / "imitation.json").write_text(json.dumps(cfg.__dict__, indent=2))
+
+    def quick_eval(policy):
+        from mskbench.mouse.evaluate import evaluate
+
+        result = evaluate(policy, clips[: min(4, len(clips))], cfg)["overall"]
+        return {"track_replay_error_mm": result["track_replay_error_mm"], "joint_mae_rad": result["joint_mae_rad"]}
+
+    def report(row):
+        msg = (f"iter {row['iteration']} steps {row['steps']} reward/step {row['mean_reward']:.3f} "
+               f"{row['steps_per_s']:.0f} steps/s")
+        if "eval" in row:
+            msg += f" | replay error {row['eval']['track_replay_error_mm']:.3f} mm"
+        click.echo(msg)
+
+    state = train(env, ppo, out_dir=out_dir, resume=resume, eval_fn=quick_eval, eval_every=eval_every,
+                  on_iteration=report)
+    click.echo(f"trained {state.steps} steps; checkpoint in {out_dir / 'checkpoint.npz'}")
+
+
+@mouse.command("eval")
+@clips_option
+@synthetic_option
+@click.option("--policy", "run_dir", type=click.Path(exists=True, path_type=Path), required=True,
+              help="Run directory (or checkpoint.npz) from 'mskbench mouse train'.")
+@click.option("--emg", "emg_dir", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
+              help="Directory of <clip name>.csv EMG envelopes (header: muscle names; rows: frames).")
+@click.option("--E", "E", type=click.IntRange(min=1), default=2, show_default=True, help="Simplex embedding dimension.")
+@click.option("--tau", type=int, default=-1, show_default=True, help="Simplex lag (negative: past).")
+@click.option("--Tp", "Tp", type=int, default=1, show_default=True, help="Simplex prediction horizon.")
+@click.option("--json", "as_json", is_flag=True)
+def eval_cmd(clips_dir, synthetic, run_dir, emg_dir, E, tau, Tp, as_json) -> None:
+    """Track replay error (mm), EMG fit MAE and simplex ρ of a trained policy, per clip and overall."""
+    from mskbench.agents.ppo import load_policy_checkpoint
+    from mskbench.mouse.evaluate import SimplexParams, evaluate
+    from mskbench.mouse.imitation import ImitationConfig, MouseImitationVectorEnv
+
+    if tau == 0:
+        raise click.BadParameter("tau must be non-zero", param_hint="--tau")
+    ckpt = run_dir / "checkpoint.npz" if run_dir.is_dir() else run_dir
+    if not ckpt.exists():
+        raise click.BadParameter(f"no checkpoint at {ckpt}", param_hint="--policy")
+    clips = _clips(clips_dir, synthetic)
+    if emg_dir is not None:
+        clips = _attach_emg(clips, emg_dir)
+    cfg_path = ckpt.parent / "imitation.json"
+    cfg = ImitationConfig(**json.loads(cfg_path.read_text())) if cfg_path.exists() else ImitationConfig()
+    probe = MouseImitationVectorEnv(clips[:1], cfg, num_envs=1)
+    policy = load_policy_checkpoint(ckpt, probe.obs_layout, probe.obs_size)
+    result = evaluate(policy, clips, cfg, SimplexParams(E, tau, Tp))
+    if as_json:
+        click.echo(json.dumps(result, indent=2))
+        return
+    o = result["overall"]
+    click.echo(f"clips: {o['clips']}  track replay error: {o['track_replay_error_mm']:.3f} mm  "
+               f"joint MAE: {o['joint_mae_rad']:.4f} rad")
+    emg = o["emg_fit_mae"]
+    click.echo("EMG fit MAE: " + (f"{emg['mean']:.4f}" if "mean" in emg else f"absent ({emg['absent']})"))
+    click.echo("simplex rho: " + ", ".join(f"{m} {v:.3f}" if v is not None else f"{m} —"
+                                           for m, v in o["simplex_rho"]["per_muscle"].items()))

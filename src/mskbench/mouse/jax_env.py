@@ -1,0 +1,189 @@
+"""Batched mouse imitation environment on MJX (JAX): thousands of forelimbs on a GPU.
+
+Functional core (Brax / MuJoCo Playground shape)::
+
+    env = MouseImitationJaxEnv(clips, cfg, num_envs=4096)
+    state = env.reset(jax.random.PRNGKey(0))
+    state, out = env.step(state, actions)      # jitted, vmapped over worlds
+
+``out`` holds ``obs``, ``reward``, ``terminated``, ``truncated`` and
+``final_obs``; finished worlds are reset inside ``step`` (new clip and start
+frame drawn from the world's own key). The reward, observation and
+termination come from the same functions as the CPU environment
+(:mod:`mskbench.mouse.imitation`), evaluated with ``jax.numpy``.
+
+:class:`JaxVectorEnv` adapts it to the vector-env protocol of
+:mod:`mskbench.agents.ppo` (NumPy in and out), so the same trainer runs on it.
+Requires ``mujoco-mjx`` (``pip install 'mskbench[gpu]'``); ``impl="warp"``
+needs MuJoCo Warp on a CUDA GPU.
+"""
+
+from __future__ import annotations
+
+import mujoco
+import numpy as np
+
+from mskbench.mouse.clips import Clip
+from mskbench.mouse.imitation import (ImitationConfig, ReferenceBank, clip_over, observation_blocks,
+                                      reference_at, reward_terms, too_far)
+
+
+def _imports():
+    try:
+        import jax
+        import jax.numpy as jnp
+        from mujoco import mjx
+    except ImportError as exc:
+        raise RuntimeError(f"the JAX environment needs JAX and MJX ({exc}); pip install 'mskbench[gpu]'") from None
+    return jax, jnp, mjx
+
+
+def _field(d, name: str):
+    """A ``Data`` field that MJX 3.17 moved behind ``_impl`` (reading it from ``Data``
+    directly still works but warns); falls back to the public attribute."""
+    impl = getattr(d, "_impl", None)
+    return getattr(impl, name) if impl is not None and hasattr(impl, name) else getattr(d, name)
+
+
+class MouseImitationJaxEnv:
+    def __init__(self, clips: list[Clip], cfg: ImitationConfig | None = None, num_envs: int = 1024,
+                 model: mujoco.MjModel | None = None, impl: str = "jax"):
+        jax, jnp, mjx = _imports()
+        from mskbench.body.mouse_forelimb import MouseHandles, build_mouse_model
+
+        if impl not in ("jax", "warp"):
+            raise ValueError(f"impl must be 'jax' or 'warp', got {impl!r}")
+        self.cfg = cfg or ImitationConfig()
+        self.model = model if model is not None else build_mouse_model(timestep=self.cfg.physics_dt_s)
+        self.handles = MouseHandles.from_model(self.model)
+        self.num_envs = int(num_envs)
+        bank = ReferenceBank.from_clips(clips)
+        if np.any(bank.lengths < self.cfg.min_frames + 1):
+            raise ValueError(f"every clip needs more than min_frames={self.cfg.min_frames} frames")
+        self.bank = bank
+        self.mx = mjx.put_model(self.model, impl=impl)
+        self._q = jnp.asarray(bank.qpos)
+        self._qd = jnp.asarray(bank.qvel)
+        self._len = jnp.asarray(bank.lengths)
+        self._frames_per_step = self.cfg.control_dt_s * bank.fps
+        h = self.handles
+        self._qadr = jnp.asarray(h.qpos_adr)
+        self._dadr = jnp.asarray(h.dof_adr)
+        self._mus = jnp.asarray(h.muscle_ids)
+        self._act_adr = jnp.asarray(self.model.actuator_actadr[h.muscle_ids])
+        self.action_size = int(self.model.nu)
+        self._data0 = mjx.make_data(self.mx)
+        self.reset = jax.jit(self._reset)
+        self.step = jax.jit(self._step)
+        probe = self._observe_one(self._data0, jnp.int32(0), jnp.float32(0.0))
+        self.obs_layout, start = {}, 0
+        for k, v in probe.items():
+            self.obs_layout[k] = slice(start, start + int(np.size(v)))
+            start += int(np.size(v))
+        self.obs_size = start
+
+    # -- one world ------------------------------------------------------------------------
+    def _observe_one(self, d, clip, frame):
+        _, jnp, _ = _imports()
+        return observation_blocks(d.qpos[self._qadr], d.qvel[self._dadr], d.act[self._act_adr],
+                                  _field(d, "actuator_length")[self._mus],
+                                  _field(d, "actuator_velocity")[self._mus],
+                                  self._q, clip, frame, self.cfg, jnp)
+
+    def _flat(self, blocks):
+        _, jnp, _ = _imports()
+        return jnp.concatenate([jnp.ravel(v) for v in blocks.values()]).astype(jnp.float32)
+
+    def _start_one(self, key, clip=None, frame=None):
+        jax, jnp, mjx = _imports()
+        k_clip, k_frame = jax.random.split(key)
+        if clip is None:
+            clip = jax.random.randint(k_clip, (), 0, self._len.shape[0])
+        if frame is None:
+            last = self._len[clip] - 1 - self.cfg.min_frames
+            frame = jax.random.randint(k_frame, (), 0, last + 1).astype(jnp.float32)
+        d = self._data0
+        d = d.replace(qpos=d.qpos.at[self._qadr].set(reference_at(self._q, clip, frame, jnp)),
+                      qvel=d.qvel.at[self._dadr].set(reference_at(self._qd, clip, frame, jnp)))
+        d = mjx.forward(self.mx, d)
+        return d, clip, frame
+
+    def _reset(self, key):
+        jax, jnp, _ = _imports()
+        keys = jax.random.split(key, self.num_envs + 1)
+        d, clip, frame = jax.vmap(self._start_one)(keys[1:])
+        obs = jax.vmap(lambda d, c, f: self._flat(self._observe_one(d, c, f)))(d, clip, frame)
+        return {"data": d, "clip": clip, "frame": frame, "key": jax.random.split(keys[0], self.num_envs),
+                "obs": obs}
+
+    def start_at(self, clip: int, frame: float):
+        """A batch of ``num_envs`` identical worlds at ``frame`` of ``clip`` (evaluation, parity tests)."""
+        jax, jnp, _ = _imports()
+        d, c, f = self._start_one(jax.random.PRNGKey(0), jnp.int32(clip), jnp.float32(frame))
+        d, c, f = jax.tree_util.tree_map(lambda x: jnp.broadcast_to(x, (self.num_envs,) + x.shape), (d, c, f))
+        obs = jax.vmap(lambda d, c, f: self._flat(self._observe_one(d, c, f)))(d, c, f)
+        return {"data": d, "clip": c, "frame": f, "key": jax.random.split(jax.random.PRNGKey(1), self.num_envs),
+                "obs": obs}
+
+    def _step_one(self, d, clip, frame, key, action, auto_reset):
+        jax, jnp, mjx = _imports()
+        exc = 0.5 * (jnp.clip(action, -1.0, 1.0) + 1.0)
+        d = d.replace(ctrl=d.ctrl.at[self._mus].set(exc))
+        d = jax.lax.fori_loop(0, self.cfg.substeps, lambda _, x: mjx.step(self.mx, x), d)
+        frame = frame + self._frames_per_step
+        q = d.qpos[self._qadr]
+        q_ref = reference_at(self._q, clip, frame, jnp)
+        reward, _ = reward_terms(q, q_ref, d.qvel[self._dadr], exc, d.qfrc_actuator[self._dadr], self.cfg, jnp)
+        unstable = jnp.logical_not(jnp.all(jnp.isfinite(d.qpos)) & jnp.all(jnp.isfinite(d.qvel)))
+        terminated = too_far(q, q_ref, self.cfg, jnp) | unstable
+        truncated = jnp.logical_not(terminated) & clip_over(frame, self._len[clip])
+        reward = jnp.where(unstable, 0.0, reward)
+        final_obs = jnp.where(unstable, 0.0, self._flat(self._observe_one(d, clip, frame)))
+        done = terminated | truncated
+        key, k_reset = jax.random.split(key)
+        d_new, clip_new, frame_new = self._start_one(k_reset)
+        reset = done & auto_reset
+        d = jax.tree_util.tree_map(lambda a, b: jnp.where(reset, a, b), d_new, d)
+        clip = jnp.where(reset, clip_new, clip)
+        frame = jnp.where(reset, frame_new, frame)
+        obs = jnp.where(reset, self._flat(self._observe_one(d, clip, frame)), final_obs)
+        return d, clip, frame, key, obs, reward, terminated, truncated, final_obs
+
+    def _step(self, state, actions, auto_reset=True):
+        jax, _, _ = _imports()
+        d, clip, frame, key, obs, reward, term, trunc, final = jax.vmap(
+            self._step_one, in_axes=(0, 0, 0, 0, 0, None))(
+            state["data"], state["clip"], state["frame"], state["key"], actions, auto_reset)
+        new = {"data": d, "clip": clip, "frame": frame, "key": key, "obs": obs}
+        return new, {"obs": obs, "reward": reward, "terminated": term, "truncated": trunc, "final_obs": final}
+
+
+class JaxVectorEnv:
+    """The vector-env protocol over :class:`MouseImitationJaxEnv` (NumPy in and out)."""
+
+    def __init__(self, env: MouseImitationJaxEnv):
+        self.env = env
+        self.num_envs, self.obs_size, self.action_size = env.num_envs, env.obs_size, env.action_size
+        self.obs_layout = env.obs_layout
+        self._state = None
+        self._returns = np.zeros(self.num_envs)
+
+    def reset(self, seed: int | None = None) -> np.ndarray:
+        jax, _, _ = _imports()
+        self._state = self.env.reset(jax.random.PRNGKey(0 if seed is None else seed))
+        self._returns[:] = 0.0
+        return np.asarray(self._state["obs"])
+
+    def step(self, actions):
+        _, jnp, _ = _imports()
+        a = np.asarray(actions, dtype=np.float32)
+        if a.shape != (self.num_envs, self.action_size):
+            raise ValueError(f"actions must have shape ({self.num_envs}, {self.action_size}), got {a.shape}")
+        self._state, out = self.env.step(self._state, jnp.asarray(a))
+        out = {k: np.asarray(v) for k, v in out.items()}
+        done = out["terminated"] | out["truncated"]
+        self._returns += out["reward"]
+        finished = list(self._returns[done])
+        self._returns[done] = 0.0
+        info = {"final_obs": out["final_obs"], "episode_returns": finished}
+        return out["obs"], out["reward"], out["terminated"], out["truncated"], info
