@@ -138,6 +138,31 @@ def test_train_then_eval_end_to_end_on_cpu(tmp_path):
     assert all(v is None or -1.0 <= v <= 1.0 for v in rho["per_muscle"].values())
     assert set(report["per_clip"]) == {"synthetic_0000", "synthetic_0001"}
 
+    # EMG supplied separately (--emg DIR of <clip>.csv) for clips that carry none.
+    from mskbench.mouse.clips import Clip, load_clips, save_clip
+
+    bare_dir, emg_dir = tmp_path / "bare", tmp_path / "emg"
+    bare_dir.mkdir()
+    emg_dir.mkdir()
+    src = load_clips(clips_dir)
+    for c in src:
+        save_clip(Clip(name=c.name, fps=c.fps, qpos=c.qpos, keypoints=c.keypoints, offsets=c.offsets),
+                  bare_dir / f"{c.name}.npz")
+    biceps = src[0].emg["Biceps_Long"]
+    (emg_dir / f"{src[0].name}.csv").write_text("Biceps_Long\n" + "\n".join(f"{v:.6f}" for v in biceps) + "\n")
+    result = runner.invoke(main, ["mouse", "eval", "--clips", str(bare_dir), "--policy", str(run), "--emg",
+                                  str(emg_dir), "--json"])
+    assert result.exit_code == 0, result.output
+    per_clip = json.loads(result.output)["per_clip"]
+    assert set(per_clip[src[0].name]["emg_fit_mae"]) == {"Biceps_Long"}
+    assert per_clip[src[0].name]["emg_fit_mae"]["Biceps_Long"] == pytest.approx(
+        report["per_clip"][src[0].name]["emg_fit_mae"]["Biceps_Long"], abs=1e-5)
+    assert per_clip[src[1].name]["emg_fit_mae"] == {"absent": "clip has no EMG"}
+    (emg_dir / f"{src[1].name}.csv").write_text("Deltoid\n0.1\n")
+    result = runner.invoke(main, ["mouse", "eval", "--clips", str(bare_dir), "--policy", str(run), "--emg",
+                                  str(emg_dir)])
+    assert result.exit_code == 2 and "unknown muscle columns" in result.output
+
 
 def test_eval_reports_missing_emg_as_absent(tmp_path):
     from mskbench.agents.ppo import PPOConfig, train

@@ -31,14 +31,17 @@ def _clips(clips_dir: Path | None, synthetic: int, seed: int = 0):
 
 def _attach_emg(clips, emg_dir: Path):
     """EMG per clip from ``<emg_dir>/<clip name>.csv``: a header of muscle names, one row per frame, in [0, 1]."""
+    from dataclasses import replace
+
     import numpy as np
 
     from mskbench.body.mouse_forelimb import MUSCLE_NAMES
 
-    found = 0
+    found, out = 0, []
     for clip in clips:
         path = emg_dir / f"{clip.name}.csv"
         if not path.exists():
+            out.append(clip)
             continue
         with open(path) as f:
             header = [h.strip() for h in f.readline().split(",")]
@@ -50,12 +53,14 @@ def _attach_emg(clips, emg_dir: Path):
         if values.shape != (clip.n_frames, len(header)):
             raise click.BadParameter(f"{path}: expected {clip.n_frames} rows x {len(header)} columns, "
                                      f"got {values.shape}", param_hint="--emg")
-        clip.emg = {m: values[:, i] for i, m in enumerate(header)}
-        clip.__post_init__()  # validate the attached EMG (range, finiteness)
+        try:  # replace() re-validates the clip, EMG range and finiteness included
+            out.append(replace(clip, emg={m: values[:, i] for i, m in enumerate(header)}))
+        except ValueError as exc:
+            raise click.BadParameter(f"{path}: {exc}", param_hint="--emg") from None
         found += 1
     if found == 0:
         raise click.BadParameter(f"no <clip name>.csv in {emg_dir} matches the clips", param_hint="--emg")
-    return clips
+    return out
 
 
 clips_option = click.option("--clips", "clips_dir", type=click.Path(exists=True, file_okay=False, path_type=Path),

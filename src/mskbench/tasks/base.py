@@ -156,6 +156,11 @@ def efficiency(s: StateView, xp):
     return xp.mean(s.activation**2)
 
 
+def fell(s: StateView, com_height_min_m: float, tilt_max_rad: float, xp) -> dict[str, Any]:
+    """The common fall conditions: CoM below a height, or root tilt (Eq. 18) above an angle."""
+    return {"com_too_low": s.com_pos[2] < com_height_min_m, "tilted": s.tilt > tilt_max_rad}
+
+
 def survived(steps, terminated, horizon: int, xp):
     """Survival success: ``horizon`` steps reached without earlier termination."""
     return xp.logical_and(steps >= horizon, xp.logical_not(terminated))

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mskbench.tasks.base import InitContext, InitialState, Task, efficiency, survived
+from mskbench.tasks.base import InitContext, InitialState, Task, efficiency, fell, survived
 from mskbench.tasks.walk_reference import WalkReference
 
 
@@ -101,10 +101,7 @@ class Walk(Task):
         }
 
     def termination(self, s, ts, xp):
-        return {
-            "com_too_low": s.com_pos[2] < self.com_height_min_m,
-            "tilted": s.tilt > self.tilt_max_rad,
-        }
+        return fell(s, self.com_height_min_m, self.tilt_max_rad, xp)
 
     def success(self, ts, steps, terminated, xp):
         return survived(steps, terminated, self.horizon, xp)
