@@ -17,7 +17,13 @@ from mskbench.sim.state import StateView
 
 jax = pytest.importorskip("jax", reason="JAX not installed (pip install -e '.[test]')")
 jnp = jax.numpy
-jax.config.update("jax_enable_x64", True)
+
+
+@pytest.fixture(autouse=True)
+def _float64():
+    """Compare at double precision, without leaking the setting into other test modules."""
+    with jax.enable_x64(True):
+        yield
 
 FIELDS = ("qpos", "qvel", "xpos", "xmat", "xquat", "xipos", "cvel", "subtree_com", "act",
           "actuator_length", "actuator_velocity", "actuator_force", "sensordata")

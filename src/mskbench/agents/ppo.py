@@ -96,7 +96,7 @@ def mlp_init(key, sizes: list[int], last_scale: float = 1.0):
     params = []
     keys = jax.random.split(key, len(sizes) - 1)
     for i, (k, n_in, n_out) in enumerate(zip(keys, sizes[:-1], sizes[1:])):
-        scale = last_scale if i == len(sizes) - 2 else np.sqrt(2.0)
+        scale = last_scale if i == len(sizes) - 2 else float(np.sqrt(2.0))
         w = jax.random.orthogonal(k, max(n_in, n_out))[:n_in, :n_out] * scale
         params.append({"w": w.astype(jnp.float32), "b": jnp.zeros(n_out, jnp.float32)})
     return params
@@ -163,9 +163,12 @@ def policy_mean(params, obs, cfg: PPOConfig, split: ObsSplit | None, key=None):
     return mean, kl
 
 
+_HALF_LOG_2PI = float(0.5 * np.log(2 * np.pi))  # a Python float stays weakly typed (no float64 promotion)
+
+
 def gaussian_logp(x, mean, log_std):
     _, jnp = _jax()
-    return jnp.sum(-0.5 * ((x - mean) / jnp.exp(log_std)) ** 2 - log_std - 0.5 * np.log(2 * np.pi), axis=-1)
+    return jnp.sum(-0.5 * ((x - mean) / jnp.exp(log_std)) ** 2 - log_std - _HALF_LOG_2PI, axis=-1)
 
 
 # -- observation normalisation ---------------------------------------------------------------
@@ -213,8 +216,10 @@ def adam_update(grads, state, params, lr, max_norm, b1=0.9, b2=0.999, eps=1e-8):
     m = jax.tree_util.tree_map(lambda m, g: b1 * m + (1 - b1) * g, state["m"], grads)
     v = jax.tree_util.tree_map(lambda v, g: b2 * v + (1 - b2) * g**2, state["v"], grads)
     mhat_c, vhat_c = 1 - b1**t, 1 - b2**t
-    params = jax.tree_util.tree_map(lambda p, m, v: p - lr * (m / mhat_c) / (jnp.sqrt(v / vhat_c) + eps),
-                                    params, m, v)
+    params = jax.tree_util.tree_map(
+        lambda p, m, v: (p - lr * (m / mhat_c) / (jnp.sqrt(v / vhat_c) + eps)).astype(p.dtype), params, m, v)
+    m = jax.tree_util.tree_map(lambda a, p: a.astype(p.dtype), m, params)
+    v = jax.tree_util.tree_map(lambda a, p: a.astype(p.dtype), v, params)
     return params, {"m": m, "v": v, "t": t}, norm
 
 
@@ -250,7 +255,7 @@ def make_functions(cfg: PPOConfig, split: ObsSplit | None):
         pg = -jnp.mean(jnp.minimum(ratio * adv, jnp.clip(ratio, 1 - cfg.clip, 1 + cfg.clip) * adv))
         value = mlp_apply(params["value"], batch["obs"])[..., 0]
         v_loss = 0.5 * jnp.mean((value - batch["returns"]) ** 2)
-        entropy = jnp.sum(params["log_std"] + 0.5 * np.log(2 * np.pi * np.e))
+        entropy = jnp.sum(params["log_std"] + _HALF_LOG_2PI + 0.5)
         loss = pg + cfg.value_coef * v_loss - cfg.entropy_coef * entropy + cfg.kl_weight * jnp.mean(kl)
         approx_kl = jnp.mean((ratio - 1) - jnp.log(ratio))
         return loss, {"policy_loss": pg, "value_loss": v_loss, "latent_kl": jnp.mean(kl), "approx_kl": approx_kl}
