@@ -12,6 +12,11 @@ checkpoints. It trains on any *vector env*:
   over envs, auto-resetting finished envs (``obs`` is then the new first
   observation; ``info["final_obs"]`` the last one of the finished episode).
 
+or on a *functional* JAX env (``functional = True``; ``reset(key) -> state``
+with ``state["obs"]``; ``step(state, actions) -> (state, out)`` with ``out``
+holding ``obs, reward, terminated, truncated, final_obs``; auto-resetting),
+whose whole rollout then runs as one ``jax.lax.scan`` on the device.
+
 Actions are in [-1, 1] (the muscle interface maps them to excitations).
 The policy is a diagonal Gaussian with a state-independent log standard
 deviation; the action sent to the env is the sample clipped to [-1, 1].
@@ -23,8 +28,8 @@ sees z and the remaining (proprioceptive) blocks and outputs the action mean.
 A KL penalty ``kl_weight · KL(q(z|ref) ‖ N(0, I))`` regularises z. At
 evaluation z is the encoder mean.
 
-The learner is jitted (``jax.jit``) and runs wherever JAX runs (GPU or CPU);
-the rollout loop calls a jitted policy step and the env's ``step``.
+The learner is jitted (``jax.jit``) and runs wherever JAX runs (GPU or CPU).
+Advantages (GAE) are computed on the host from the rollout.
 """
 
 from __future__ import annotations
@@ -187,11 +192,14 @@ class RunningNorm:
 
     def update(self, batch: np.ndarray) -> None:
         b = np.asarray(batch, np.float64).reshape(-1, self.mean.size)
-        n = b.shape[0]
-        delta = b.mean(0) - self.mean
+        self.update_moments(b.mean(0), b.var(0), b.shape[0])
+
+    def update_moments(self, mean: np.ndarray, var: np.ndarray, n: int) -> None:
+        """Merge a batch given by its mean, (population) variance and size."""
+        delta = np.asarray(mean, np.float64) - self.mean
         total = self.count + n
         self.mean = self.mean + delta * n / total
-        self.var = (self.var * self.count + b.var(0) * n + delta**2 * self.count * n / total) / total
+        self.var = (self.var * self.count + np.asarray(var, np.float64) * n + delta**2 * self.count * n / total) / total
         self.count = total
 
     def __call__(self, obs):
@@ -344,37 +352,16 @@ def train(env, cfg: PPOConfig, *, out_dir: str | Path | None = None, resume: boo
         out.mkdir(parents=True, exist_ok=True)
         (out / "config.json").write_text(json.dumps(asdict(cfg), indent=2))
 
-    obs = env.reset(seed=cfg.seed + state.iteration)
+    functional = bool(getattr(env, "functional", False))
+    collector = (_ScanCollector if functional else _HostCollector)(env, cfg, act, value_fn,
+                                                                     cfg.seed + state.iteration)
+    if state.iteration == 0:
+        state.norm.update_moments(*collector.initial_moments())
     batch_steps = cfg.num_steps * env.num_envs
     while state.steps < cfg.total_steps:
         t0 = time.perf_counter()
-        if state.iteration == 0:
-            state.norm.update(obs)
-        raw_obs = []
-        buf = {k: [] for k in ("obs", "actions", "logp", "values", "rewards", "next_values", "terminated", "done")}
-        ep_returns = []
-        for _ in range(cfg.num_steps):
-            nobs = state.norm(obs)
-            state.key, k = jax.random.split(state.key)
-            action, logp, value = act(state.params, nobs, k)
-            action = np.asarray(action)
-            raw_obs.append(obs)
-            next_obs, reward, terminated, truncated, info = env.step(np.clip(action, -1.0, 1.0))
-            done = np.logical_or(terminated, truncated)
-            final = info.get("final_obs", next_obs) if done.any() else next_obs
-            next_value = np.asarray(value_fn(state.params, state.norm(final)))
-            buf["obs"].append(nobs)
-            buf["actions"].append(action)
-            buf["logp"].append(np.asarray(logp))
-            buf["values"].append(np.asarray(value))
-            buf["rewards"].append(np.asarray(reward, np.float32))
-            buf["next_values"].append(next_value)
-            buf["terminated"].append(terminated.astype(np.float32))
-            buf["done"].append(done.astype(np.float32))
-            ep_returns.extend(info.get("episode_returns", []))
-            obs = next_obs
-        roll = {k: np.asarray(v) for k, v in buf.items()}
-        state.norm.update(np.asarray(raw_obs))  # statistics for the next iteration
+        roll, moments, ep_returns = collector.collect(state)
+        state.norm.update_moments(*moments)  # statistics for the next iteration
         adv, returns = gae(roll["rewards"], roll["values"], roll["next_values"], roll["terminated"],
                            roll["done"], cfg.gamma, cfg.gae_lambda)
         data = {
@@ -405,6 +392,102 @@ def train(env, cfg: PPOConfig, *, out_dir: str | Path | None = None, resume: boo
         if on_iteration is not None:
             on_iteration(row)
     return state
+
+
+class _HostCollector:
+    """Rollouts from a vector env stepped from Python (MuJoCo C worlds, or any NumPy env)."""
+
+    def __init__(self, env, cfg: PPOConfig, act, value_fn, seed: int):
+        self.env, self.cfg, self.act, self.value_fn = env, cfg, act, value_fn
+        self.obs = env.reset(seed=seed)
+
+    def initial_moments(self):
+        return _moments(self.obs)
+
+    def collect(self, state: "TrainState"):
+        jax, _ = _jax()
+        env, obs = self.env, self.obs
+        raw_obs, ep_returns = [], []
+        buf = {k: [] for k in ("obs", "actions", "logp", "values", "rewards", "next_values", "terminated", "done")}
+        for _ in range(self.cfg.num_steps):
+            nobs = state.norm(obs)
+            state.key, k = jax.random.split(state.key)
+            action, logp, value = self.act(state.params, nobs, k)
+            action = np.asarray(action)
+            raw_obs.append(obs)
+            next_obs, reward, terminated, truncated, info = env.step(np.clip(action, -1.0, 1.0))
+            done = np.logical_or(terminated, truncated)
+            final = info.get("final_obs", next_obs) if done.any() else next_obs
+            buf["obs"].append(nobs)
+            buf["actions"].append(action)
+            buf["logp"].append(np.asarray(logp))
+            buf["values"].append(np.asarray(value))
+            buf["rewards"].append(np.asarray(reward, np.float32))
+            buf["next_values"].append(np.asarray(self.value_fn(state.params, state.norm(final))))
+            buf["terminated"].append(terminated.astype(np.float32))
+            buf["done"].append(done.astype(np.float32))
+            ep_returns.extend(info.get("episode_returns", []))
+            obs = next_obs
+        self.obs = obs
+        return {k: np.asarray(v) for k, v in buf.items()}, _moments(np.asarray(raw_obs)), ep_returns
+
+
+class _ScanCollector:
+    """Rollouts from a functional JAX env (``reset(key)``, ``step(state, actions)``),
+    the whole rollout one ``jax.lax.scan`` on the device — the GPU path."""
+
+    def __init__(self, env, cfg: PPOConfig, act, value_fn, seed: int):
+        jax, jnp = _jax()
+        self.env = env
+        self.env_state = env.reset(jax.random.PRNGKey(seed))
+        clip = RunningNorm.create(1).clip
+
+        def collect(params, mean, std, env_state, key):
+            def norm(x):
+                return jnp.clip((x - mean) / std, -clip, clip).astype(jnp.float32)
+
+            def one(carry, k):
+                env_state, ret = carry
+                raw = env_state["obs"]
+                nobs = norm(raw)
+                action, logp, value = act(params, nobs, k)
+                env_state, out = env.step(env_state, jnp.clip(action, -1.0, 1.0))
+                done = out["terminated"] | out["truncated"]
+                ret = ret + out["reward"]
+                step = {"obs": nobs, "actions": action, "logp": logp, "values": value,
+                        "rewards": out["reward"].astype(jnp.float32),
+                        "next_values": value_fn(params, norm(out["final_obs"])),
+                        "terminated": out["terminated"].astype(jnp.float32), "done": done.astype(jnp.float32),
+                        "finished_return": jnp.where(done, ret, jnp.nan), "raw_sum": raw.sum(0),
+                        "raw_sq": (raw.astype(jnp.float32) ** 2).sum(0)}
+                return (env_state, jnp.where(done, 0.0, ret)), step
+
+            keys = jax.random.split(key, cfg.num_steps)
+            (env_state, _), traj = jax.lax.scan(one, (env_state, jnp.zeros(env.num_envs)), keys)
+            return env_state, traj
+
+        self._collect = jax.jit(collect)
+
+    def initial_moments(self):
+        return _moments(np.asarray(self.env_state["obs"]))
+
+    def collect(self, state: "TrainState"):
+        jax, jnp = _jax()
+        state.key, k = jax.random.split(state.key)
+        std = np.sqrt(state.norm.var + 1e-8)
+        self.env_state, traj = self._collect(state.params, jnp.asarray(state.norm.mean, jnp.float32),
+                                             jnp.asarray(std, jnp.float32), self.env_state, k)
+        n = traj["obs"].shape[0] * traj["obs"].shape[1]
+        mean = np.asarray(traj["raw_sum"]).sum(0) / n
+        var = np.maximum(np.asarray(traj["raw_sq"]).sum(0) / n - mean**2, 0.0)
+        finished = np.asarray(traj["finished_return"]).ravel()
+        roll = {k: np.asarray(v) for k, v in traj.items() if k not in ("finished_return", "raw_sum", "raw_sq")}
+        return roll, (mean, var, n), list(finished[np.isfinite(finished)])
+
+
+def _moments(batch: np.ndarray):
+    b = np.asarray(batch, np.float64).reshape(-1, batch.shape[-1])
+    return b.mean(0), b.var(0), b.shape[0]
 
 
 def make_policy(params, norm: RunningNorm, cfg: PPOConfig, split: ObsSplit | None):

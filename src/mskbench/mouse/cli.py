@@ -150,9 +150,9 @@ def train_cmd(clips_dir, synthetic, out_dir, ctrl_cost, energy_cost, steps, num_
         except ImportError:
             backend = "cpu"
     if backend == "jax":
-        from mskbench.mouse.jax_env import JaxVectorEnv, MouseImitationJaxEnv
+        from mskbench.mouse.jax_env import MouseImitationJaxEnv
 
-        env = JaxVectorEnv(MouseImitationJaxEnv(clips, cfg, num_envs=num_envs or 4096, impl=impl))
+        env = MouseImitationJaxEnv(clips, cfg, num_envs=num_envs or 4096, impl=impl)
     else:
         env = MouseImitationVectorEnv(clips, cfg, num_envs=num_envs or 32, seed=seed)
     ppo = PPOConfig(total_steps=steps, num_steps=rollout, policy="encoder_decoder",

@@ -46,6 +46,9 @@ def _field(d, name: str):
 
 
 class MouseImitationJaxEnv:
+    #: Trainers may run whole rollouts of this env inside ``jax.lax.scan``.
+    functional = True
+
     def __init__(self, clips: list[Clip], cfg: ImitationConfig | None = None, num_envs: int = 1024,
                  model: mujoco.MjModel | None = None, impl: str = "jax"):
         jax, jnp, mjx = _imports()
