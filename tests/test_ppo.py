@@ -108,6 +108,21 @@ def test_gae_matches_hand_computation():
     np.testing.assert_allclose(ret, adv + values)
 
 
+def test_device_gae_matches_numpy_gae():
+    import jax.numpy as jnp
+
+    from mskbench.agents.ppo import gae_device
+
+    rng = np.random.default_rng(3)
+    T, N = 12, 5
+    r, v, nv = (rng.normal(size=(T, N)).astype(np.float32) for _ in range(3))
+    term = (rng.uniform(size=(T, N)) < 0.1).astype(np.float32)
+    done = np.maximum(term, (rng.uniform(size=(T, N)) < 0.1).astype(np.float32))
+    expect, _ = gae(r, v, nv, term, done, 0.97, 0.9)
+    got = gae_device(*(jnp.asarray(x) for x in (r, v, nv, term, done)), 0.97, 0.9)
+    np.testing.assert_allclose(np.asarray(got), expect, rtol=1e-5, atol=1e-5)
+
+
 def test_running_norm_matches_batch_statistics():
     rng = np.random.default_rng(0)
     data = rng.normal(3.0, 2.0, (1000, 4))

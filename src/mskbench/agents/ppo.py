@@ -29,7 +29,8 @@ A KL penalty ``kl_weight · KL(q(z|ref) ‖ N(0, I))`` regularises z. At
 evaluation z is the encoder mean.
 
 The learner is jitted (``jax.jit``) and runs wherever JAX runs (GPU or CPU).
-Advantages (GAE) are computed on the host from the rollout.
+For a functional env the rollout, the advantages (GAE) and the update stay on
+the device; for a host env the advantages are computed with NumPy.
 """
 
 from __future__ import annotations
@@ -313,6 +314,20 @@ def gae(rewards, values, next_values, terminated, done, gamma, lam):
     return adv, adv + values
 
 
+def gae_device(rewards, values, next_values, terminated, done, gamma, lam):
+    """:func:`gae`'s advantages with ``jax.lax.scan`` (traceable; for rollouts kept on the device)."""
+    jax, jnp = _jax()
+
+    def backward(last, t):
+        r, v, nv, term, d = t
+        last = r + gamma * nv * (1.0 - term) - v + gamma * lam * (1.0 - d) * last
+        return last, last
+
+    _, adv = jax.lax.scan(backward, jnp.zeros(rewards.shape[1], rewards.dtype),
+                          (rewards, values, next_values, terminated, done), reverse=True)
+    return adv
+
+
 # -- training loop ----------------------------------------------------------------------------
 @dataclass
 class TrainState:
@@ -360,17 +375,8 @@ def train(env, cfg: PPOConfig, *, out_dir: str | Path | None = None, resume: boo
     batch_steps = cfg.num_steps * env.num_envs
     while state.steps < cfg.total_steps:
         t0 = time.perf_counter()
-        roll, moments, ep_returns = collector.collect(state)
+        data, moments, ep_returns, mean_reward = collector.collect(state)
         state.norm.update_moments(*moments)  # statistics for the next iteration
-        adv, returns = gae(roll["rewards"], roll["values"], roll["next_values"], roll["terminated"],
-                           roll["done"], cfg.gamma, cfg.gae_lambda)
-        data = {
-            "obs": roll["obs"].reshape(batch_steps, -1),
-            "actions": roll["actions"].reshape(batch_steps, -1),
-            "logp": roll["logp"].reshape(-1),
-            "adv": adv.reshape(-1).astype(np.float32),
-            "returns": returns.reshape(-1).astype(np.float32),
-        }
         collect_s = time.perf_counter() - t0
         state.key, k = jax.random.split(state.key)
         state.params, state.opt_state, stats = update(state.params, state.opt_state, data, k)
@@ -378,7 +384,7 @@ def train(env, cfg: PPOConfig, *, out_dir: str | Path | None = None, resume: boo
         state.iteration += 1
         wall = time.perf_counter() - t0
         row = {"iteration": state.iteration, "steps": state.steps,
-               "mean_reward": float(roll["rewards"].mean()),
+               "mean_reward": mean_reward,
                "episode_return": float(np.mean(ep_returns)) if ep_returns else None,
                "steps_per_s": batch_steps / wall, "collect_s": collect_s, "update_s": wall - collect_s,
                **{k: float(v) for k, v in stats.items()}}
@@ -429,7 +435,14 @@ class _HostCollector:
             ep_returns.extend(info.get("episode_returns", []))
             obs = next_obs
         self.obs = obs
-        return {k: np.asarray(v) for k, v in buf.items()}, _moments(np.asarray(raw_obs)), ep_returns
+        roll = {k: np.asarray(v) for k, v in buf.items()}
+        adv, returns = gae(roll["rewards"], roll["values"], roll["next_values"], roll["terminated"],
+                           roll["done"], self.cfg.gamma, self.cfg.gae_lambda)
+        n = roll["rewards"].size
+        data = {"obs": roll["obs"].reshape(n, -1), "actions": roll["actions"].reshape(n, -1),
+                "logp": roll["logp"].reshape(-1), "adv": adv.reshape(-1).astype(np.float32),
+                "returns": returns.reshape(-1).astype(np.float32)}
+        return data, _moments(np.asarray(raw_obs)), ep_returns, float(roll["rewards"].mean())
 
 
 class _ScanCollector:
@@ -464,7 +477,16 @@ class _ScanCollector:
 
             keys = jax.random.split(key, cfg.num_steps)
             (env_state, _), traj = jax.lax.scan(one, (env_state, jnp.zeros(env.num_envs)), keys)
-            return env_state, traj
+
+            adv = gae_device(traj["rewards"], traj["values"], traj["next_values"], traj["terminated"],
+                             traj["done"], cfg.gamma, cfg.gae_lambda)
+            n = adv.size
+            data = {"obs": traj["obs"].reshape(n, -1), "actions": traj["actions"].reshape(n, -1),
+                    "logp": traj["logp"].reshape(-1), "adv": adv.reshape(-1),
+                    "returns": (adv + traj["values"]).reshape(-1)}
+            stats = {"raw_sum": traj["raw_sum"].sum(0), "raw_sq": traj["raw_sq"].sum(0),
+                     "finished_return": traj["finished_return"], "mean_reward": traj["rewards"].mean()}
+            return env_state, data, stats
 
         self._collect = jax.jit(collect)
 
@@ -475,14 +497,13 @@ class _ScanCollector:
         jax, jnp = _jax()
         state.key, k = jax.random.split(state.key)
         std = np.sqrt(state.norm.var + 1e-8)
-        self.env_state, traj = self._collect(state.params, jnp.asarray(state.norm.mean, jnp.float32),
-                                             jnp.asarray(std, jnp.float32), self.env_state, k)
-        n = traj["obs"].shape[0] * traj["obs"].shape[1]
-        mean = np.asarray(traj["raw_sum"]).sum(0) / n
-        var = np.maximum(np.asarray(traj["raw_sq"]).sum(0) / n - mean**2, 0.0)
-        finished = np.asarray(traj["finished_return"]).ravel()
-        roll = {k: np.asarray(v) for k, v in traj.items() if k not in ("finished_return", "raw_sum", "raw_sq")}
-        return roll, (mean, var, n), list(finished[np.isfinite(finished)])
+        self.env_state, data, stats = self._collect(state.params, jnp.asarray(state.norm.mean, jnp.float32),
+                                                    jnp.asarray(std, jnp.float32), self.env_state, k)
+        n = data["logp"].shape[0]  # the rollout stays on the device; only these statistics come back
+        mean = np.asarray(stats["raw_sum"], np.float64) / n
+        var = np.maximum(np.asarray(stats["raw_sq"], np.float64) / n - mean**2, 0.0)
+        finished = np.asarray(stats["finished_return"]).ravel()
+        return data, (mean, var, n), list(finished[np.isfinite(finished)]), float(stats["mean_reward"])
 
 
 def _moments(batch: np.ndarray):
