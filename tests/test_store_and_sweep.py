@@ -275,3 +275,21 @@ def test_emg_metric_wiring_on_walk(walk_env):
 
     absent = _emg(ref, acts[:50], heel[:50], walk_env)
     assert "absent" in absent and "gait cycle" in absent["absent"]
+
+
+def test_eval_with_reference_warns_about_units_stored_without_one(tmp_path):
+    from pathlib import Path
+
+    ref = Path(__file__).resolve().parents[2] / "shared" / "data" / "emg_reference" / "walking_treadmill_santuz.csv"
+    if not ref.exists():
+        pytest.skip(f"reference data not present at {ref}")
+    store = str(tmp_path / "e.db")
+    base = ["eval", "--task", "Walk", "--policy", "passive", "--episodes", "1", "--store", store]
+    assert CliRunner().invoke(main, base).exit_code == 0
+    result = CliRunner().invoke(main, [*base, "--emg-reference", str(ref)])
+    assert result.exit_code == 0
+    assert "stored earlier without an EMG reference" in result.output
+    bad = tmp_path / "bad.csv"
+    bad.write_text("gait_cycle_pct,SO\n0,0.1\n")
+    result = CliRunner().invoke(main, [*base, "--emg-reference", str(bad)])
+    assert result.exit_code == 2 and "101" in result.output

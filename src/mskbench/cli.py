@@ -267,6 +267,11 @@ def eval_cmd(task, family, policy_spec, method, episodes, seed, workers, executo
     names = _select_tasks(task, family)
     units = eval_units(method or policy_spec, names, seed, episodes)
     out = _run_protocol(units, policy_spec, store_path, executor, workers, address, emg_reference)
+    if emg_reference is not None:
+        stale = sum(1 for r in out["records"] if (r.get("emg") or {}).get("absent") == "no EMG reference given")
+        if stale:  # units are written once: earlier records keep what they were written with
+            click.echo(f"note: {stale} of these episodes were stored earlier without an EMG reference and were "
+                       "not rerun; use a new --store or --method to compute EMG for them", err=True)
     summary = summarize_eval(out["records"])
     if as_json:
         click.echo(json.dumps(summary, indent=2))
