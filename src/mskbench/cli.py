@@ -5,6 +5,7 @@
     mskbench eval --task T|all --policy P --episodes 50 --store results.db
     mskbench sweep --task T|all --policy P --episodes 50 --workers 2
     mskbench leaderboard [--store results.db] [--from published.csv] [--json]
+    mskbench train TASK --out runs/ppo-stand [--steps N --num-envs 8]
     mskbench render TASK --policy random --out video.mp4
 
 Episode ``i`` of a run is reset with seed ``S + i``, so any single episode can
@@ -191,7 +192,8 @@ def _protocol_options(f):
         click.option("--family", type=click.Choice(["stabilization", "locomotion", "interaction"]), default=None,
                      help="Only the tasks of one family."),
         click.option("--policy", "policy_spec", default="zero", show_default=True,
-                     help="Built-in (zero, passive, random) or 'package.module:factory'."),
+                     help="Built-in (zero, passive, random), a PPO checkpoint (.npz or run directory) "
+                          "or 'package.module:factory'."),
         click.option("--method", default=None, help="Method name in the store (default: the policy spec)."),
         click.option("--episodes", type=click.IntRange(min=1), default=50, show_default=True),
         click.option("--seed", type=int, default=0, show_default=True, help="Episode i uses seed+i."),
@@ -371,6 +373,77 @@ def leaderboard_cmd(store_path, csv_paths, as_json):
         click.echo(json.dumps(board, indent=2))
         return
     _console().print(format_leaderboard(board, family_task_counts(rows)))
+
+
+@main.command("train")
+@click.argument("task")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), required=True,
+              help="Run directory: checkpoint.npz (latest), best.npz (highest evaluation return), logs.")
+@click.option("--steps", type=click.IntRange(min=1), default=200_000_000, show_default=True,
+              help="Environment steps (Table XVI: 2e8).")
+@click.option("--num-envs", type=click.IntRange(min=1), default=8, show_default=True)
+@click.option("--rollout", type=click.IntRange(min=1), default=2048, show_default=True,
+              help="Steps per environment per PPO iteration.")
+@click.option("--hidden", type=click.IntRange(min=1), default=1024, show_default=True,
+              help="Width of the 2-layer actor and critic.")
+@click.option("--minibatch", type=click.IntRange(min=1), default=256, show_default=True)
+@click.option("--epochs", type=click.IntRange(min=1), default=10, show_default=True)
+@click.option("--learning-rate", type=float, default=3e-4, show_default=True)
+@click.option("--eval-every-steps", type=click.IntRange(min=1), default=500_000, show_default=True)
+@click.option("--eval-episodes", type=click.IntRange(min=1), default=10, show_default=True)
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--resume", is_flag=True, help="Continue the run in --out.")
+def train_cmd(task, out_dir, steps, num_envs, rollout, hidden, minibatch, epochs, learning_rate, eval_every_steps,
+              eval_episodes, seed, resume):
+    """Train PPO on TASK on the CPU (Table XVI defaults: 2x1024 MLPs, lr 3e-4, batch 256,
+    2048 steps x 8 envs, 10 epochs; best checkpoint by mean deterministic evaluation return).
+
+    Evaluate the result with the shared protocol: mskbench eval --task TASK --policy OUT.
+    """
+    import shutil
+
+    from mskbench.agents.ppo import PPOConfig, train
+    from mskbench.envs import MSKEnv
+    from mskbench.envs.vector import MSKVectorEnv
+    from mskbench.eval.episodes import run_episode
+
+    name = _task_list(task)
+    if len(name) != 1:
+        raise click.BadParameter("train takes one task", param_hint="TASK")
+    name = name[0]
+    try:
+        import jax  # noqa: F401
+    except ImportError:
+        raise click.ClickException("training needs JAX: pip install 'mskbench[gpu]' (CPU JAX works)") from None
+    env = MSKVectorEnv(name, num_envs=num_envs)
+    eval_env = MSKEnv(name)
+    cfg = PPOConfig(total_steps=steps, num_steps=rollout, epochs=epochs, minibatch_size=minibatch,
+                    learning_rate=learning_rate, hidden=(hidden, hidden), value_hidden=(hidden, hidden), seed=seed)
+    every = max(1, round(eval_every_steps / (rollout * num_envs)))
+    best_file = out_dir / "best_return.json"
+    best = json.loads(best_file.read_text())["mean_return"] if resume and best_file.exists() else -float("inf")
+
+    def evaluate(policy):
+        results = [run_episode(eval_env, policy, 10_000 + i) for i in range(eval_episodes)]
+        return {"mean_return": sum(r.episode_return for r in results) / len(results),
+                "success_rate": 100.0 * sum(r.success for r in results) / len(results)}
+
+    def report(row):
+        nonlocal best
+        msg = f"iter {row['iteration']} steps {row['steps']} reward/step {row['mean_reward']:.3f} " \
+              f"{row['steps_per_s']:.0f} steps/s"
+        if "eval" in row:
+            ev = row["eval"]
+            msg += f" | eval return {ev['mean_return']:.2f} SR {ev['success_rate']:.0f}%"
+            if ev["mean_return"] > best:
+                best = ev["mean_return"]
+                shutil.copyfile(out_dir / "checkpoint.npz", out_dir / "best.npz")
+                best_file.write_text(json.dumps({"mean_return": best, "steps": row["steps"]}))
+        click.echo(msg)
+
+    state = train(env, cfg, out_dir=out_dir, resume=resume, eval_fn=evaluate, eval_every=every, on_iteration=report)
+    env.close()
+    click.echo(f"trained {state.steps} steps; checkpoints in {out_dir}")
 
 
 @main.command("render")

@@ -97,7 +97,9 @@ FACTORY_KWARGS = ("task", "observation_space", "action_space", "obs_layout", "se
 def load_policy(spec: str, env, seed: int):
     """Build the policy named by ``spec`` for ``env``.
 
-    ``spec`` is a built-in name (``zero``, ``passive``, ``random``) or
+    ``spec`` is a built-in name (``zero``, ``passive``, ``random``), a PPO
+    checkpoint (a ``.npz`` file, or a run directory holding ``best.npz`` or
+    ``checkpoint.npz``; the deterministic policy, on any machine), or
     ``package.module:factory``. A factory is called with those of the keyword
     arguments ``task, observation_space, action_space, obs_layout, seed`` that
     its signature accepts, and must return an object with ``act(obs)`` (and
@@ -107,6 +109,11 @@ def load_policy(spec: str, env, seed: int):
     """
     if spec in BUILTIN_POLICIES:
         return make_policy(spec, env.action_space.shape[0], seed=seed)
+    ckpt = checkpoint_path(spec)
+    if ckpt is not None:
+        from mskbench.agents.ppo import load_policy_checkpoint
+
+        return load_policy_checkpoint(ckpt, env.obs_layout, env.observation_space.shape[0])
     factory = resolve_factory(spec)
     available = {"task": env.task.name, "observation_space": env.observation_space,
                  "action_space": env.action_space, "obs_layout": env.obs_layout, "seed": seed}
@@ -121,11 +128,28 @@ def load_policy(spec: str, env, seed: int):
     return policy
 
 
+def checkpoint_path(spec: str):
+    """The checkpoint file ``spec`` names, or None when it names none."""
+    from pathlib import Path
+
+    path = Path(spec)
+    if path.is_file() and path.suffix == ".npz":
+        return path
+    if path.is_dir():
+        for name in ("best.npz", "checkpoint.npz"):
+            if (path / name).is_file():
+                return path / name
+        raise ValueError(f"policy directory {spec!r} holds no best.npz or checkpoint.npz")
+    if path.suffix == ".npz":
+        raise ValueError(f"policy checkpoint {spec!r} does not exist")
+    return None
+
+
 def resolve_factory(spec: str):
     """Import ``package.module:factory``; errors say what was expected."""
     if ":" not in spec:
-        raise ValueError(f"unknown policy {spec!r}; use a built-in ({', '.join(BUILTIN_POLICIES)}) "
-                         "or 'package.module:factory'")
+        raise ValueError(f"unknown policy {spec!r}; use a built-in ({', '.join(BUILTIN_POLICIES)}), "
+                         "a checkpoint (.npz or run directory) or 'package.module:factory'")
     module_name, _, attr = spec.partition(":")
     if not module_name or not attr:
         raise ValueError(f"policy path {spec!r} must look like 'package.module:factory'")
@@ -145,6 +169,6 @@ def resolve_factory(spec: str):
 
 def check_policy_spec(spec: str) -> str:
     """Validate a policy spec up front (before any worker starts)."""
-    if spec not in BUILTIN_POLICIES:
+    if spec not in BUILTIN_POLICIES and checkpoint_path(spec) is None:
         resolve_factory(spec)
     return spec
