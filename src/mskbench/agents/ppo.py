@@ -389,7 +389,7 @@ def train(env, cfg: PPOConfig, *, out_dir: str | Path | None = None, resume: boo
                "steps_per_s": batch_steps / wall, "collect_s": collect_s, "update_s": wall - collect_s,
                **{k: float(v) for k, v in stats.items()}}
         if eval_fn is not None and (state.iteration % eval_every == 0 or state.steps >= cfg.total_steps):
-            row["eval"] = eval_fn(make_policy(state.params, state.norm, cfg, split))
+            row["eval"] = eval_fn(make_policy(state.params, state.norm, cfg, split, deterministic))
         state.history.append(row)
         if out is not None:
             save_checkpoint(ckpt, state, cfg)
@@ -511,9 +511,14 @@ def _moments(batch: np.ndarray):
     return b.mean(0), b.var(0), b.shape[0]
 
 
-def make_policy(params, norm: RunningNorm, cfg: PPOConfig, split: ObsSplit | None):
-    """A deterministic ``act(obs)`` policy object (encoder mean, no sampling)."""
-    _, _, deterministic, _ = make_functions(cfg, split)
+def make_policy(params, norm: RunningNorm, cfg: PPOConfig, split: ObsSplit | None, deterministic=None):
+    """A deterministic ``act(obs)`` policy object (encoder mean, no sampling).
+
+    ``deterministic`` is the jitted function from :func:`make_functions`; the
+    trainer passes its own so evaluations do not compile it again.
+    """
+    if deterministic is None:
+        _, _, deterministic, _ = make_functions(cfg, split)
 
     class DeterministicPolicy:
         def normalize_observation(self, obs):

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass
 
-from mskbench.eval.protocol import Unit, load_policy, perturbation_for
+from mskbench.eval.protocol import Unit, checkpoint_path, load_policy, perturbation_for
 
 log = logging.getLogger(__name__)
 EXECUTORS = ("local", "ray")
@@ -32,6 +32,7 @@ class JobSpec:
 # -- the work of one unit (runs in a worker) ------------------------------------------
 _ENVS: dict = {}
 _EMG_REFS: dict = {}
+_CHECKPOINT_POLICIES: dict = {}
 
 
 def _env(task: str):
@@ -52,13 +53,25 @@ def _emg_reference(path: str | None):
     return _EMG_REFS[path]
 
 
+def _policy(spec: str, env, unit: Unit):
+    """The unit's policy. A checkpoint is deterministic, so it is loaded (and its
+    network compiled) once per worker and task; other policies are built per unit
+    because the unit's seed drives them."""
+    if checkpoint_path(spec) is None:
+        return load_policy(spec, env, unit.seed)
+    key = (spec, unit.task)
+    if key not in _CHECKPOINT_POLICIES:
+        _CHECKPOINT_POLICIES[key] = load_policy(spec, env, unit.seed)
+    return _CHECKPOINT_POLICIES[key]
+
+
 def execute_unit(unit: Unit, spec: JobSpec) -> dict:
     """Run one unit and return its store record. Envs are cached per worker process."""
     from mskbench.eval.episodes import run_episode
 
     env = _env(unit.task)
     env.perturbation = perturbation_for(unit.perturbation, unit.scale)
-    policy = load_policy(spec.policy, env, unit.seed)
+    policy = _policy(spec.policy, env, unit)
     result = run_episode(env, policy, unit.seed, emg_reference=_emg_reference(spec.emg_reference))
     record = result.as_dict()
     record.update(method=unit.method, task=unit.task, perturbation=unit.perturbation,
