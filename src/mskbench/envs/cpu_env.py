@@ -29,9 +29,11 @@ import numpy as np
 
 from mskbench.body.myofullbody import DEFAULT_MEMORY_BYTES, N_MUSCLES, BodyHandles, build_model, default_qpos
 from mskbench.envs.observation import flatten, layout_of, observation_blocks
-from mskbench.envs.perturbations import Perturbation, muscle_gain_scale, noisy_action, noisy_observation
+from mskbench.envs.perturbations import (Perturbation, draw_muscle_gain, noisy_action, noisy_observation,
+                                         seed_streams)
 from mskbench.sim.cpu import CpuSimulator
 from mskbench.tasks import InitContext, Task, make_task
+from mskbench.tasks.base import step_signals
 
 NONFINITE_POLICIES = ("raise", "clip")
 PHYSICS_UNSTABLE = "physics_unstable"
@@ -87,12 +89,7 @@ class MSKEnv(gym.Env):
         self._size = (int(height), int(width))
         self._renderer = None
 
-        weights = dict(self.task.reward_weights)
-        for key, value in (reward_weights or {}).items():
-            if key not in weights:
-                raise ValueError(f"unknown reward term {key!r} for {self.task.name}; "
-                                 f"valid terms: {', '.join(weights)}")
-            weights[key] = float(value)
+        weights = self.task.resolved_weights(reward_weights)
         self.reward_weights = weights
         self._weight_vec = np.array(list(weights.values()))
 
@@ -137,9 +134,7 @@ class MSKEnv(gym.Env):
     def _seed_streams(self, seed: int | None) -> None:
         if seed is None:
             seed = int(self.np_random.integers(0, 2**63 - 1))
-        names = ("init", "action", "observation", "gain")
-        children = np.random.SeedSequence(seed).spawn(len(names))
-        self._rngs = {n: np.random.default_rng(c) for n, c in zip(names, children)}
+        self._rngs = seed_streams(seed)
 
     def _observe(self, view, ts) -> np.ndarray:
         return flatten(observation_blocks(view, self.task.observation(view, ts, np), np))
@@ -175,12 +170,8 @@ class MSKEnv(gym.Env):
         if seed is not None or self._rngs is None:
             self._seed_streams(seed)
         sigma = self.perturbation.muscle_gain_range
-        if sigma > 0.0:
-            self.muscle_gain = muscle_gain_scale(self._rngs["gain"].uniform(size=N_MUSCLES), sigma)
-            self.sim.set_muscle_gain_scale(self.muscle_gain)
-        else:
-            self.muscle_gain = np.ones(N_MUSCLES)
-            self.sim.set_muscle_gain_scale(None)
+        self.muscle_gain = draw_muscle_gain(self._rngs["gain"], sigma, N_MUSCLES)
+        self.sim.set_muscle_gain_scale(self.muscle_gain if sigma > 0.0 else None)
         init = self.task.initial_state(self._ctx, self._rngs["init"])
         self.sim.reset(init.qpos, init.qvel)
         self._ts = init.task_state
@@ -203,16 +194,16 @@ class MSKEnv(gym.Env):
             return self._unstable_step()
         view = self.sim.view()
         task = self.task
-        self._ts = task.advance(view, self._ts, np)
-        terms = {k: float(v) for k, v in task.reward_terms(view, self._ts, np).items()}
+        self._ts, terms, conditions, terminated, success = step_signals(task, view, self._ts, self._steps, np)
+        terms = {k: float(v) for k, v in terms.items()}
         reward = float(np.dot(self._weight_vec, [terms[k] for k in self.reward_weights]))
-        reason = next((k for k, v in task.termination(view, self._ts, np).items() if v), None)
-        terminated = reason is not None
+        reason = next((k for k, v in conditions.items() if v), None)
+        terminated = bool(terminated)
         truncated = not terminated and self._steps >= task.horizon
         if truncated:
             reason = TIME_LIMIT
         self._done = terminated or truncated
-        success = bool(task.success(self._ts, self._steps, terminated, np))
+        success = bool(success)
         info = {
             "reward_terms": terms,
             "success": success,

@@ -69,3 +69,22 @@ def noisy_observation(normalized_obs, std, standard_normal, xp=np):
 def muscle_gain_scale(uniform01, sigma, xp=np):
     """Eq. 6: per-muscle factor ``1 + δ``, ``δ = σ(2U − 1) ~ U(−σ, σ)``, from ``U ~ U(0, 1)``."""
     return 1.0 + sigma * (2.0 * uniform01 - 1.0)
+
+
+#: Independent random streams of one episode, in the order they are spawned from its seed.
+STREAMS = ("init", "action", "observation", "gain")
+
+
+def seed_streams(seed: int) -> dict[str, np.random.Generator]:
+    """The episode's random streams for ``seed`` (initial state, action noise,
+    observation noise, muscle gains). Every backend draws initial states and
+    gains from these, so an episode seed means the same start everywhere."""
+    children = np.random.SeedSequence(int(seed)).spawn(len(STREAMS))
+    return {n: np.random.default_rng(c) for n, c in zip(STREAMS, children)}
+
+
+def draw_muscle_gain(rng: np.random.Generator, sigma: float, n: int) -> np.ndarray:
+    """Per-muscle Eq. 6 factors for one episode (ones when ``sigma`` is 0; no draw then)."""
+    if sigma > 0.0:
+        return muscle_gain_scale(rng.uniform(size=n), sigma)
+    return np.ones(n)

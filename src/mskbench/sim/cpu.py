@@ -73,6 +73,30 @@ class CpuSimulator:
         self.data.qvel[:] = qvel
         mujoco.mj_forward(self.model, self.data)
 
+    #: What :meth:`get_state` / :meth:`set_state` carry: everything the next step depends on.
+    STATE_SPEC = mujoco.mjtState.mjSTATE_FULLPHYSICS
+
+    def state_size(self) -> int:
+        return int(mujoco.mj_stateSize(self.model, self.STATE_SPEC))
+
+    def get_state(self) -> np.ndarray:
+        """The full physics state (time, qpos, qvel, act, warm start, mocap, ...) as float64."""
+        out = np.empty(self.state_size())
+        mujoco.mj_getState(self.model, self.data, out, self.STATE_SPEC)
+        return out
+
+    def set_state(self, state: np.ndarray, forward: bool = True) -> None:
+        """Load a state from :meth:`get_state` (and, with ``forward``, recompute the
+        derived quantities; :meth:`step` does not need them).
+
+        The warning counters are cleared, so :meth:`step` reports only what
+        happens after this state.
+        """
+        mujoco.mj_setState(self.model, self.data, np.asarray(state, np.float64), self.STATE_SPEC)
+        self.data.warning.number[:] = 0
+        if forward:
+            mujoco.mj_forward(self.model, self.data)
+
     def step(self, ctrl: np.ndarray) -> bool:
         """Hold ``ctrl`` for ``frame_skip`` physics steps; False if the physics went unstable."""
         d = self.data

@@ -150,6 +150,29 @@ class Task(ABC):
         """The task-state entries the success criterion reads (for ``info``)."""
         return {}
 
+    def resolved_weights(self, overrides: Mapping[str, float] | None = None) -> dict[str, float]:
+        """``reward_weights`` with some weights overridden; unknown term names are an error."""
+        weights = dict(self.reward_weights)
+        for key, value in (overrides or {}).items():
+            if key not in weights:
+                raise ValueError(f"unknown reward term {key!r} for {self.name}; valid terms: {', '.join(weights)}")
+            weights[key] = float(value)
+        return weights
+
+
+def step_signals(task: Task, s: StateView, ts: TaskState, steps, xp):
+    """One control step's task signals, in the contract's order (every backend calls this).
+
+    Returns ``(ts, terms, conditions, terminated, success)``: the advanced task
+    state, the unweighted reward terms, the named termination conditions,
+    whether any of them holds, and the success so far.
+    """
+    ts = task.advance(s, ts, xp)
+    terms = task.reward_terms(s, ts, xp)
+    conditions = task.termination(s, ts, xp)
+    terminated = xp.any(xp.stack([xp.asarray(v) for v in conditions.values()])) if conditions else xp.zeros((), bool)
+    return ts, terms, conditions, terminated, task.success(ts, steps, terminated, xp)
+
 
 def efficiency(s: StateView, xp):
     """``R_efficiency = mean(a²)``: the action regularisation applied across tasks."""
