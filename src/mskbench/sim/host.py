@@ -1,0 +1,131 @@
+"""MuJoCo C behind the batched-physics interface (``impl="cpu"``).
+
+Each world's full physics state (``mjSTATE_FULLPHYSICS``: time, ``qpos``,
+``qvel``, ``act``, the solver's warm start, mocap) travels through JAX as the
+bit pattern of its float64 values (two ``uint32`` per value), so it survives
+JAX's default float32 mode exactly and a world continues exactly as the CPU
+environment's ``MjData`` would. A step is one ``jax.pure_callback`` for the
+whole batch (``vmap_method="broadcast_all"``) that loads each world into one
+:class:`~mskbench.sim.cpu.CpuSimulator`, steps it and reads back the state and
+the fields the task code needs (float32).
+
+Use: the batched environment, the GPU trainer and the batched evaluator run
+on any machine with this backend, and their results can be compared with the
+CPU environment's (the physics is the same code). It is not fast.
+"""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import mujoco
+import numpy as np
+
+from mskbench.sim.batched import VIEW_FIELDS, FieldView
+from mskbench.sim.cpu import CpuSimulator
+
+_OVERFLOW_WARNINGS = (mujoco.mjtWarning.mjWARN_CONTACTFULL, mujoco.mjtWarning.mjWARN_CNSTRFULL)
+
+
+def encode_f64(x) -> np.ndarray:
+    """float64 values -> their bit pattern as uint32 pairs (last axis doubles)."""
+    x = np.ascontiguousarray(x, np.float64)
+    return x.view(np.uint32).reshape(x.shape[:-1] + (2 * x.shape[-1],))
+
+
+def decode_f64(bits) -> np.ndarray:
+    """Inverse of :func:`encode_f64`."""
+    b = np.ascontiguousarray(bits, np.uint32)
+    return b.view(np.float64).reshape(b.shape[:-1] + (b.shape[-1] // 2,))
+
+
+class HostPhysics:
+    impl = "cpu"
+
+    def __init__(self, model: mujoco.MjModel, muscle_ids, frame_skip: int, *, handles=None):
+        if handles is None:
+            handles = SimpleNamespace(muscle_ids=np.asarray(muscle_ids))
+        self.model = model
+        self.frame_skip = int(frame_skip)
+        self.sim = CpuSimulator(model, handles, frame_skip)
+        self._n_state = self.sim.state_size()
+        d = self.sim.data
+        self._shapes = {k: np.shape(getattr(d, k)) for k in VIEW_FIELDS}
+        self.bytes_per_world = int(8 * self._n_state + 4 * sum(int(np.prod(s)) for s in self._shapes.values()) + 2)
+
+    # -- host side ---------------------------------------------------------------------------
+    def _empty(self, batch):
+        out = {"state": np.empty(batch + (2 * self._n_state,), np.uint32),
+               "unstable": np.zeros(batch, bool), "overflow": np.zeros(batch, bool)}
+        out.update({k: np.empty(batch + s, np.float32) for k, s in self._shapes.items()})
+        return out
+
+    def _read(self, out, i):
+        d = self.sim.data
+        out["state"][i] = encode_f64(self.sim.get_state()[None])[0]
+        for k in self._shapes:
+            out[k][i] = getattr(d, k)
+
+    def _host_init(self, qpos_bits, qvel_bits):
+        qpos, qvel = decode_f64(qpos_bits), decode_f64(qvel_bits)
+        batch = qpos.shape[:-1]
+        out = self._empty(batch)
+        flat = {k: v.reshape((-1,) + v.shape[len(batch):]) for k, v in out.items()}
+        qp, qv = qpos.reshape(-1, qpos.shape[-1]), qvel.reshape(-1, qvel.shape[-1])
+        self.sim.set_muscle_gain_scale(None)
+        for i in range(qp.shape[0]):
+            self.sim.reset(qp[i], qv[i])
+            self._read(flat, i)
+        return out
+
+    def _host_step(self, state_bits, ctrl, gain_scale=None):
+        batch = state_bits.shape[:-1]
+        out = self._empty(batch)
+        flat = {k: v.reshape((-1,) + v.shape[len(batch):]) for k, v in out.items()}
+        states = decode_f64(state_bits).reshape(-1, self._n_state)
+        ctrl = np.asarray(ctrl, np.float64).reshape(-1, ctrl.shape[-1])
+        gains = None if gain_scale is None else np.asarray(gain_scale, np.float64).reshape(-1, gain_scale.shape[-1])
+        sim, d = self.sim, self.sim.data
+        try:
+            for i in range(states.shape[0]):
+                sim.set_muscle_gain_scale(None if gains is None else gains[i])
+                sim.set_state(states[i], forward=False)
+                flat["unstable"][i] = not sim.step(ctrl[i])
+                flat["overflow"][i] = any(d.warning[w].number for w in _OVERFLOW_WARNINGS)
+                self._read(flat, i)
+        finally:
+            sim.set_muscle_gain_scale(None)
+        return out
+
+    def _spec(self, batch=()):
+        import jax
+        import jax.numpy as jnp
+
+        spec = {"state": jax.ShapeDtypeStruct(batch + (2 * self._n_state,), jnp.uint32),
+                "unstable": jax.ShapeDtypeStruct(batch, jnp.bool_),
+                "overflow": jax.ShapeDtypeStruct(batch, jnp.bool_)}
+        spec.update({k: jax.ShapeDtypeStruct(batch + s, jnp.float32) for k, s in self._shapes.items()})
+        return spec
+
+    # -- interface ---------------------------------------------------------------------------
+    def prepare_initial(self, qpos: np.ndarray, qvel: np.ndarray):
+        return {"qpos": encode_f64(qpos), "qvel": encode_f64(qvel)}
+
+    def init_one(self, prepared):
+        import jax
+
+        return jax.pure_callback(self._host_init, self._spec(), prepared["qpos"], prepared["qvel"],
+                                 vmap_method="broadcast_all")
+
+    def step_one(self, d, ctrl, gain_scale=None):
+        import jax
+        import jax.numpy as jnp
+
+        args = (d["state"], jnp.asarray(ctrl, jnp.float32))
+        if gain_scale is not None:
+            args += (jnp.asarray(gain_scale, jnp.float32),)
+        new = jax.pure_callback(self._host_step, self._spec(), *args, vmap_method="broadcast_all")
+        return new, {"unstable": new["unstable"], "overflow": new["overflow"]}
+
+    def fields(self, d):
+        return FieldView(d)

@@ -1,0 +1,123 @@
+"""MJX physics (pure JAX or MuJoCo Warp) behind the batched-physics interface.
+
+See :mod:`mskbench.sim.batched` for the interface. Requires ``mujoco-mjx``
+(``pip install 'mskbench[gpu]'``); ``impl="warp"`` also needs MuJoCo Warp
+(``mujoco-warp``, ``warp-lang``) and an NVIDIA GPU.
+"""
+
+from __future__ import annotations
+
+import mujoco
+import numpy as np
+
+from mskbench.sim.batched import MAXVAL
+
+
+def mjx_imports():
+    try:
+        import jax
+        import jax.numpy as jnp
+        from mujoco import mjx
+    except ImportError as exc:
+        raise RuntimeError(f"the JAX backends need JAX and MJX ({exc}); pip install 'mskbench[gpu]'") from None
+    return jax, jnp, mjx
+
+
+def field(d, name: str):
+    """A ``Data`` field, wherever this MJX version keeps it (3.17 moved some,
+    e.g. ``actuator_length``, behind ``_impl``; reading them from ``Data`` warns)."""
+    impl = getattr(d, "_impl", None)
+    if impl is not None and hasattr(impl, name):
+        return getattr(impl, name)
+    return getattr(d, name)
+
+
+class MjxFields:
+    """``StateView``'s view of one MJX world."""
+
+    __slots__ = ("_d",)
+
+    def __init__(self, d):
+        self._d = d
+
+    def __getattr__(self, name):
+        return field(self._d, name)
+
+
+class MjxPhysics:
+    """Worlds of one model on MJX.
+
+    Parameters
+    ----------
+    naconmax, njmax:
+        MuJoCo Warp buffer sizes (contacts across all worlds; constraint rows
+        per world); ignored by ``impl="jax"``. A full buffer is reported as
+        ``overflow`` by :meth:`step_one`.
+    """
+
+    def __init__(self, model: mujoco.MjModel, muscle_ids, frame_skip: int, impl: str = "jax", *,
+                 naconmax: int | None = None, njmax: int | None = None):
+        jax, jnp, mjx = mjx_imports()
+        if impl not in ("jax", "warp"):
+            raise ValueError(f"MJX impl must be 'jax' or 'warp', got {impl!r}")
+        self.impl = impl
+        self.model = model
+        self.frame_skip = int(frame_skip)
+        self.mx = mjx.put_model(model, impl=impl)
+        if impl == "warp":
+            self.data0 = mjx.make_data(model, impl=impl, naconmax=naconmax, njmax=njmax)
+        else:
+            self.data0 = mjx.make_data(self.mx, impl=impl)
+        muscle_ids = np.asarray(muscle_ids)
+        self._mus = jnp.asarray(muscle_ids)
+        self._gain0 = jnp.asarray(model.actuator_gainprm[muscle_ids, 2], jnp.float32)
+        self._bias0 = jnp.asarray(model.actuator_biasprm[muscle_ids, 2], jnp.float32)
+        self.bytes_per_world = int(sum(np.asarray(x).nbytes for x in jax.tree_util.tree_leaves(self.data0)))
+
+    # -- interface -------------------------------------------------------------------------
+    def prepare_initial(self, qpos: np.ndarray, qvel: np.ndarray):
+        return {"qpos": np.asarray(qpos, np.float32), "qvel": np.asarray(qvel, np.float32)}
+
+    def init_one(self, prepared):
+        _, _, mjx = mjx_imports()
+        d = self.data0
+        d = d.replace(qpos=prepared["qpos"].astype(d.qpos.dtype), qvel=prepared["qvel"].astype(d.qvel.dtype))
+        return mjx.forward(self.mx, d)
+
+    def model_with_gain(self, gain_scale):
+        """The model with the muscles' F0 scaled (one world; batched under ``vmap``)."""
+        m = self.mx
+        return m.replace(
+            actuator_gainprm=m.actuator_gainprm.at[self._mus, 2].set(self._gain0 * gain_scale),
+            actuator_biasprm=m.actuator_biasprm.at[self._mus, 2].set(self._bias0 * gain_scale))
+
+    def step_one(self, d, ctrl, gain_scale=None):
+        jax, _, mjx = mjx_imports()
+        m = self.mx if gain_scale is None else self.model_with_gain(gain_scale)
+        d = d.replace(ctrl=ctrl.astype(d.ctrl.dtype))
+        d = jax.lax.fori_loop(0, self.frame_skip, lambda _, x: mjx.step(m, x), d)
+        return d, {"unstable": self.unstable(d), "overflow": self.overflow(d)}
+
+    def fields(self, d):
+        return MjxFields(d)
+
+    # -- health ----------------------------------------------------------------------------
+    @staticmethod
+    def unstable(d):
+        """MuJoCo C's reset conditions: a non-finite or > mjMAXVAL ``qpos``, ``qvel``, ``qacc`` or ``act``."""
+        _, jnp, _ = mjx_imports()
+        bad = jnp.zeros((), bool)
+        for x in (d.qpos, d.qvel, d.qacc, d.act):
+            if x.size:
+                bad = bad | ~jnp.all(jnp.isfinite(x)) | jnp.any(jnp.abs(x) > MAXVAL)
+        return bad
+
+    def overflow(self, d):
+        """A full MuJoCo Warp contact or constraint buffer (always False for ``impl="jax"``)."""
+        _, jnp, _ = mjx_imports()
+        impl = getattr(d, "_impl", None)
+        full = jnp.zeros((), bool)
+        for count, cap in (("nacon", "naconmax"), ("nefc", "njmax")):
+            if impl is not None and hasattr(impl, count) and hasattr(impl, cap):
+                full = full | jnp.any(jnp.asarray(getattr(impl, count)) >= getattr(impl, cap))
+        return full
