@@ -28,21 +28,7 @@ from mskbench.mouse.imitation import (ImitationConfig, ReferenceBank, clip_over,
                                       reference_at, reward_terms, too_far)
 
 
-def _imports():
-    try:
-        import jax
-        import jax.numpy as jnp
-        from mujoco import mjx
-    except ImportError as exc:
-        raise RuntimeError(f"the JAX environment needs JAX and MJX ({exc}); pip install 'mskbench[gpu]'") from None
-    return jax, jnp, mjx
-
-
-def _field(d, name: str):
-    """A ``Data`` field that MJX 3.17 moved behind ``_impl`` (reading it from ``Data``
-    directly still works but warns); falls back to the public attribute."""
-    impl = getattr(d, "_impl", None)
-    return getattr(impl, name) if impl is not None and hasattr(impl, name) else getattr(d, name)
+from mskbench.sim.mjx import MjxPhysics, field as _field, mjx_imports as _imports
 
 
 class MouseImitationJaxEnv:
@@ -64,7 +50,7 @@ class MouseImitationJaxEnv:
         if np.any(bank.lengths < self.cfg.min_frames + 1):
             raise ValueError(f"every clip needs more than min_frames={self.cfg.min_frames} frames")
         self.bank = bank
-        self.mx = mjx.put_model(self.model, impl=impl)
+        self.physics = MjxPhysics(self.model, self.handles.muscle_ids, self.cfg.substeps, impl=impl)
         self._q = jnp.asarray(bank.qpos)
         self._qd = jnp.asarray(bank.qvel)
         self._len = jnp.asarray(bank.lengths)
@@ -75,7 +61,7 @@ class MouseImitationJaxEnv:
         self._mus = jnp.asarray(h.muscle_ids)
         self._act_adr = jnp.asarray(self.model.actuator_actadr[h.muscle_ids])
         self.action_size = int(self.model.nu)
-        self._data0 = mjx.make_data(self.mx)
+        self._data0 = self.physics.data0
         self.reset = jax.jit(self._reset)
         self.step = jax.jit(self._step)
         probe = self._observe_one(self._data0, jnp.int32(0), jnp.float32(0.0))
@@ -106,9 +92,8 @@ class MouseImitationJaxEnv:
             last = self._len[clip] - 1 - self.cfg.min_frames
             frame = jax.random.randint(k_frame, (), 0, last + 1).astype(jnp.float32)
         d = self._data0
-        d = d.replace(qpos=d.qpos.at[self._qadr].set(reference_at(self._q, clip, frame, jnp)),
-                      qvel=d.qvel.at[self._dadr].set(reference_at(self._qd, clip, frame, jnp)))
-        d = mjx.forward(self.mx, d)
+        d = self.physics.init_one({"qpos": d.qpos.at[self._qadr].set(reference_at(self._q, clip, frame, jnp)),
+                                   "qvel": d.qvel.at[self._dadr].set(reference_at(self._qd, clip, frame, jnp))})
         return d, clip, frame
 
     def _reset(self, key):
@@ -131,13 +116,12 @@ class MouseImitationJaxEnv:
     def _step_one(self, d, clip, frame, key, action, auto_reset):
         jax, jnp, mjx = _imports()
         exc = 0.5 * (jnp.clip(action, -1.0, 1.0) + 1.0)
-        d = d.replace(ctrl=d.ctrl.at[self._mus].set(exc))
-        d = jax.lax.fori_loop(0, self.cfg.substeps, lambda _, x: mjx.step(self.mx, x), d)
+        d, health = self.physics.step_one(d, d.ctrl.at[self._mus].set(exc))
         frame = frame + self._frames_per_step
         q = d.qpos[self._qadr]
         q_ref = reference_at(self._q, clip, frame, jnp)
         reward, _ = reward_terms(q, q_ref, d.qvel[self._dadr], exc, d.qfrc_actuator[self._dadr], self.cfg, jnp)
-        unstable = jnp.logical_not(jnp.all(jnp.isfinite(d.qpos)) & jnp.all(jnp.isfinite(d.qvel)))
+        unstable = health["unstable"]
         terminated = too_far(q, q_ref, self.cfg, jnp) | unstable
         truncated = jnp.logical_not(terminated) & clip_over(frame, self._len[clip])
         reward = jnp.where(unstable, 0.0, reward)
