@@ -381,22 +381,44 @@ def leaderboard_cmd(store_path, csv_paths, as_json):
               help="Run directory: checkpoint.npz (latest), best.npz (highest evaluation return), logs.")
 @click.option("--steps", type=click.IntRange(min=1), default=200_000_000, show_default=True,
               help="Environment steps (Table XVI: 2e8).")
-@click.option("--num-envs", type=click.IntRange(min=1), default=8, show_default=True)
-@click.option("--rollout", type=click.IntRange(min=1), default=2048, show_default=True,
-              help="Steps per environment per PPO iteration.")
+@click.option("--backend", type=click.Choice(["cpu", "jax"]), default="cpu", show_default=True,
+              help="cpu: MuJoCo C worlds stepped from Python; jax: the batched JAX env "
+                   "(mskbench.jax_env), the whole rollout on the device.")
+@click.option("--impl", type=click.Choice(["warp", "jax", "cpu"]), default=None,
+              help="Physics of --backend jax: warp (MuJoCo Warp, NVIDIA GPU; default), jax (MJX) or "
+                   "cpu (MuJoCo C behind the JAX interface, for testing).")
+@click.option("--num-envs", type=click.IntRange(min=1), default=None,
+              help="Parallel worlds [default: 8 (cpu), 4096 (jax)].")
+@click.option("--rollout", type=click.IntRange(min=1), default=None,
+              help="Steps per environment per PPO iteration [default: 2048 (cpu), 64 (jax)].")
 @click.option("--hidden", type=click.IntRange(min=1), default=1024, show_default=True,
               help="Width of the 2-layer actor and critic.")
-@click.option("--minibatch", type=click.IntRange(min=1), default=256, show_default=True)
+@click.option("--minibatch", type=click.IntRange(min=1), default=None,
+              help="[default: 256 (cpu); jax: rollout x num-envs / 64, at least 256, i.e. as many gradient "
+                   "steps per epoch as Table XVI's 2048 x 8 / 256]")
 @click.option("--epochs", type=click.IntRange(min=1), default=10, show_default=True)
 @click.option("--learning-rate", type=float, default=3e-4, show_default=True)
-@click.option("--eval-every-steps", type=click.IntRange(min=1), default=500_000, show_default=True)
+@click.option("--eval-every-steps", type=click.IntRange(min=1), default=None,
+              help="[default: 500000 (cpu), 5000000 (jax)]")
 @click.option("--eval-episodes", type=click.IntRange(min=1), default=10, show_default=True)
+@click.option("--eval-env", type=click.Choice(["cpu", "jax"]), default=None,
+              help="Where the periodic evaluation runs [default: the backend's]: cpu = the protocol's "
+                   "MuJoCo C env, episode by episode; jax = the training env's physics, one world per episode, "
+                   "batched on the device (--backend jax only).")
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--resume", is_flag=True, help="Continue the run in --out.")
-def train_cmd(task, out_dir, steps, num_envs, rollout, hidden, minibatch, epochs, learning_rate, eval_every_steps,
-              eval_episodes, seed, resume):
-    """Train PPO on TASK on the CPU (Table XVI defaults: 2x1024 MLPs, lr 3e-4, batch 256,
-    2048 steps x 8 envs, 10 epochs; best checkpoint by mean deterministic evaluation return).
+def train_cmd(task, out_dir, steps, backend, impl, num_envs, rollout, hidden, minibatch, epochs, learning_rate,
+              eval_every_steps, eval_episodes, eval_env, seed, resume):
+    """Train PPO on TASK (Table XVI defaults: 2x1024 MLPs, lr 3e-4, batch 256, 2048 steps x 8 envs,
+    10 epochs; best checkpoint by mean deterministic evaluation return).
+
+    --backend jax trains the same networks on the batched JAX env (GPU: --impl warp) and writes the
+    same checkpoints. Its periodic evaluation (--eval-env jax) runs the deterministic policy on
+    --eval-episodes worlds started exactly as the protocol starts seeds 10000, 10001, ... (same
+    initial states, no perturbation) until each episode ends; only the physics implementation
+    differs from the protocol's MuJoCo C, so best.npz is chosen by returns close to, not identical
+    with, what mskbench eval reports. --eval-env cpu evaluates in the protocol env itself (exact,
+    but one episode at a time on the host).
 
     Evaluate the result with the shared protocol: mskbench eval --task TASK --policy OUT.
     """
@@ -412,21 +434,47 @@ def train_cmd(task, out_dir, steps, num_envs, rollout, hidden, minibatch, epochs
         raise click.BadParameter("train takes one task", param_hint="TASK")
     name = name[0]
     try:
-        import jax  # noqa: F401
+        import jax
     except ImportError:
         raise click.ClickException("training needs JAX: pip install 'mskbench[gpu]' (CPU JAX works)") from None
-    env = MSKVectorEnv(name, num_envs=num_envs)
-    eval_env = MSKEnv(name)
+    on_jax = backend == "jax"
+    if not on_jax and impl is not None:
+        raise click.UsageError("--impl chooses the physics of --backend jax")
+    if not on_jax and eval_env == "jax":
+        raise click.UsageError("--eval-env jax needs --backend jax")
+    impl = impl or "warp"
+    eval_env = eval_env or backend
+    num_envs = num_envs or (4096 if on_jax else 8)
+    rollout = rollout or (64 if on_jax else 2048)
+    minibatch = minibatch or (max(256, rollout * num_envs // 64) if on_jax else 256)
+    eval_every_steps = eval_every_steps or (5_000_000 if on_jax else 500_000)
+    seeds = [10_000 + i for i in range(eval_episodes)]
+    if on_jax:
+        from mskbench.agents.jax_eval import BatchedEvaluator
+        from mskbench.envs.jax_env import TaskJaxEnv
+
+        try:
+            env = TaskJaxEnv(name, num_envs, impl=impl, seed=seed)
+        except (RuntimeError, ImportError, MemoryError) as exc:
+            raise click.ClickException(f"cannot build the {impl!r} JAX env: {exc}") from None
+        click.echo(f"{name}: {num_envs} worlds ({impl}) on {jax.devices()[0]}, {rollout}-step rollouts "
+                   f"({rollout * num_envs} steps/iteration), minibatch {minibatch}, eval on {eval_env}")
+    else:
+        env = MSKVectorEnv(name, num_envs=num_envs)
+    if eval_env == "jax":
+        evaluate = BatchedEvaluator(env, seeds)
+    else:
+        protocol_env = MSKEnv(name)
+
+        def evaluate(policy):
+            results = [run_episode(protocol_env, policy, s) for s in seeds]
+            return {"mean_return": sum(r.episode_return for r in results) / len(results),
+                    "success_rate": 100.0 * sum(r.success for r in results) / len(results)}
     cfg = PPOConfig(total_steps=steps, num_steps=rollout, epochs=epochs, minibatch_size=minibatch,
                     learning_rate=learning_rate, hidden=(hidden, hidden), value_hidden=(hidden, hidden), seed=seed)
     every = max(1, round(eval_every_steps / (rollout * num_envs)))
     best_file = out_dir / "best_return.json"
     best = json.loads(best_file.read_text())["mean_return"] if resume and best_file.exists() else -float("inf")
-
-    def evaluate(policy):
-        results = [run_episode(eval_env, policy, 10_000 + i) for i in range(eval_episodes)]
-        return {"mean_return": sum(r.episode_return for r in results) / len(results),
-                "success_rate": 100.0 * sum(r.success for r in results) / len(results)}
 
     def report(row):
         nonlocal best
@@ -442,7 +490,8 @@ def train_cmd(task, out_dir, steps, num_envs, rollout, hidden, minibatch, epochs
         click.echo(msg)
 
     state = train(env, cfg, out_dir=out_dir, resume=resume, eval_fn=evaluate, eval_every=every, on_iteration=report)
-    env.close()
+    if not on_jax:
+        env.close()
     click.echo(f"trained {state.steps} steps; checkpoints in {out_dir}")
 
 

@@ -521,6 +521,11 @@ def make_policy(params, norm: RunningNorm, cfg: PPOConfig, split: ObsSplit | Non
         _, _, deterministic, _ = make_functions(cfg, split)
 
     class DeterministicPolicy:
+        def __init__(self):
+            # For evaluators that run the policy inside a jitted loop (mskbench.agents.jax_eval):
+            # ``apply(params, x)`` with ``x`` normalised as ``norm`` does it.
+            self.params, self.norm, self.apply = params, norm, deterministic
+
         def normalize_observation(self, obs):
             return norm(obs)
 
