@@ -60,6 +60,12 @@ class HostPhysics:
         out.update({k: np.empty(batch + s, np.float32) for k, s in self._shapes.items()})
         return out
 
+    @staticmethod
+    def _flat(out, batch):
+        """Views of ``out`` with the batch axes flattened to one (fields may be empty)."""
+        n = int(np.prod(batch, dtype=np.int64))
+        return {k: v.reshape((n,) + v.shape[len(batch):]) for k, v in out.items()}
+
     def _read(self, out, i):
         d = self.sim.data
         out["state"][i] = encode_f64(self.sim.get_state()[None])[0]
@@ -70,7 +76,7 @@ class HostPhysics:
         qpos, qvel = decode_f64(qpos_bits), decode_f64(qvel_bits)
         batch = qpos.shape[:-1]
         out = self._empty(batch)
-        flat = {k: v.reshape((-1,) + v.shape[len(batch):]) for k, v in out.items()}
+        flat = self._flat(out, batch)
         qp, qv = qpos.reshape(-1, qpos.shape[-1]), qvel.reshape(-1, qvel.shape[-1])
         self.sim.set_muscle_gain_scale(None)
         for i in range(qp.shape[0]):
@@ -81,7 +87,7 @@ class HostPhysics:
     def _host_step(self, state_bits, ctrl, gain_scale=None):
         batch = state_bits.shape[:-1]
         out = self._empty(batch)
-        flat = {k: v.reshape((-1,) + v.shape[len(batch):]) for k, v in out.items()}
+        flat = self._flat(out, batch)
         states = decode_f64(state_bits).reshape(-1, self._n_state)
         ctrl = np.asarray(ctrl, np.float64).reshape(-1, ctrl.shape[-1])
         gains = None if gain_scale is None else np.asarray(gain_scale, np.float64).reshape(-1, gain_scale.shape[-1])

@@ -1,0 +1,199 @@
+"""The batched JAX environment gives the CPU environment's signals.
+
+* ``impl="cpu"`` (MuJoCo C behind the JAX interface): whole episodes follow
+  the CPU env step by step — observation, reward, terms, termination, success.
+* MJX data (``mjx.put_data`` of CPU states, including constructed falls):
+  every task's observation, reward terms, conditions and success agree.
+* MJX stepping (``impl="jax"``) agrees with MuJoCo C on the small forelimb
+  muscle model, with per-world muscle gains; MJX stepping of MyoFullBody is
+  left to the GPU check (it takes minutes to compile on a CPU).
+* Bad input and bad worlds: too many worlds for memory, unknown impl, NaN
+  worlds (counted, reset, never propagated).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+jax = pytest.importorskip("jax", reason="JAX not installed (pip install -e '.[test]')")
+pytest.importorskip("mujoco.mjx", reason="MJX not installed (pip install -e '.[test]')")
+jnp = jax.numpy
+
+from mskbench.envs import MSKEnv  # noqa: E402
+from mskbench.jax_env import PHYSICS_UNSTABLE, TaskJaxEnv, make  # noqa: E402
+from mskbench.sim.batched import check_fits  # noqa: E402
+from mskbench.sim.host import decode_f64, encode_f64  # noqa: E402
+from mskbench.sim.state import StateView  # noqa: E402
+from mskbench.tasks import make_task  # noqa: E402
+from mskbench.tasks.base import step_signals  # noqa: E402
+
+
+def _short(task: str, horizon: int):
+    t = make_task(task)
+    t.horizon = horizon
+    return t
+
+
+@pytest.mark.parametrize("task, action, steps", [("Stand", 0.0, 30), ("Walk", -1.0, 40), ("Reach", 0.0, 30)])
+def test_cpu_backend_follows_the_cpu_env(task, action, steps):
+    seeds = [3, 11]
+    jenv = make(_short(task, steps), num_envs=2, impl="cpu", init_bank=1)
+    state = jenv.reset_to(seeds)
+    cenvs = [MSKEnv(_short(task, steps)) for _ in seeds]
+    for i, (c, s) in enumerate(zip(cenvs, seeds)):
+        obs, _ = c.reset(seed=s)
+        np.testing.assert_allclose(np.asarray(state["obs"][i]), obs, rtol=1e-5, atol=1e-5)
+    actions = jnp.full((2, 416), action, jnp.float32)
+    ended = [None, None]
+    for k in range(steps):
+        state, out = jenv.step(state, actions, auto_reset=False)
+        for i, c in enumerate(cenvs):
+            if ended[i] is not None:  # a finished world stays finished and reports nothing
+                assert not bool(out["terminated"][i]) and int(out["termination"][i]) == -1
+                continue
+            obs, reward, term, trunc, info = c.step(np.full(416, action, np.float32))
+            np.testing.assert_allclose(np.asarray(out["obs"][i]), obs, rtol=1e-4, atol=1e-4)
+            assert float(out["reward"][i]) == pytest.approx(reward, rel=1e-5, abs=1e-5)
+            for name, value in info["reward_terms"].items():
+                assert float(out["reward_terms"][name][i]) == pytest.approx(value, rel=1e-5, abs=1e-6), name
+            assert bool(out["terminated"][i]) == term and bool(out["truncated"][i]) == trunc
+            assert bool(out["success"][i]) == info["success"]
+            code = int(out["termination"][i])
+            assert (None if code < 0 else jenv.termination_names[code]) == info["termination"]
+            if term or trunc:
+                ended[i] = info["termination"]
+    assert all(e is not None for e in ended)
+    if task == "Walk":  # passive muscles: the body falls, and both paths say how
+        assert set(ended) <= {"tilted", "com_too_low"}
+    else:
+        assert ended == ["time_limit", "time_limit"]
+        assert bool(state["success"].all()) == (task == "Stand")
+
+
+def _tilt(qpos, angle):
+    """Turn the root about world x by ``angle`` (rad)."""
+    q = qpos.copy()
+    w, x, y, z = q[3:7]
+    c, s = np.cos(angle / 2), np.sin(angle / 2)
+    q[3:7] = [c * w - s * x, c * x + s * w, c * y - s * z, c * z + s * y]
+    return q
+
+
+@pytest.mark.parametrize("task", ["Stand", "Walk", "Reach"])
+def test_mjx_data_gives_the_cpu_signals(task):
+    """Observation, terms, conditions and success from ``mjx.Data`` equal the CPU values."""
+    import mujoco
+    from mujoco import mjx
+
+    cenv = MSKEnv(task)
+    jenv = TaskJaxEnv(task, num_envs=1, impl="jax", init_bank=1, check_memory=False)
+    signals = jax.jit(jenv.signals)
+    cenv.reset(seed=5)
+    rng = np.random.default_rng(1)
+    for _ in range(4):
+        cenv.step(rng.uniform(-1, 1, 416).astype(np.float32))
+    base = cenv.data.qpos.copy()
+    states = {"moving": base, "tilted": _tilt(base, 1.2), "low": base - np.eye(base.size)[2] * 0.75}
+    ts = cenv.task_state
+    for label, qpos in states.items():
+        cenv.data.qpos[:] = qpos
+        mujoco.mj_forward(cenv.model, cenv.data)
+        view = StateView(cenv.data, cenv.handles, np)
+        ts_np, terms, conds, terminated, success = step_signals(cenv.task, view, ts, 1000, np)
+        obs = cenv._observe(view, ts_np)
+        d = mjx.put_data(jenv.model, cenv.data)
+        out = signals(d, {k: jnp.asarray(v) for k, v in ts.items()}, jnp.int32(1000))
+        np.testing.assert_allclose(np.asarray(out["obs"]), obs, rtol=1e-4, atol=1e-4, err_msg=label)
+        for k, v in terms.items():
+            assert float(out["reward_terms"][k]) == pytest.approx(float(v), rel=1e-4, abs=1e-5), (label, k)
+        for k, v in conds.items():
+            assert bool(out["conditions"][k]) == bool(v), (label, k)
+        assert bool(out["terminated"]) == bool(terminated) and bool(out["success"]) == bool(success), label
+        if label != "moving" and task != "Reach":
+            assert bool(terminated), f"{label} state should end a {task} episode"
+        if label == "low" and task == "Reach":
+            assert bool(conds["knee_dropped"])
+
+
+def test_mjx_stepping_matches_mujoco_c_on_a_small_muscle_model():
+    """MJX (pure JAX) and MuJoCo C step the forelimb alike, per-world gains and all."""
+    from mskbench.body.mouse_forelimb import MouseHandles, build_mouse_model
+    from mskbench.sim.host import HostPhysics
+    from mskbench.sim.mjx import MjxPhysics
+
+    model = build_mouse_model()
+    mus = MouseHandles.from_model(model).muscle_ids
+    mjx_p, host_p = MjxPhysics(model, mus, 4, impl="jax"), HostPhysics(model, mus, 4)
+    n = 3
+    qpos = np.tile(model.qpos0, (n, 1)) + np.array([0.0, 0.1, -0.1])[:, None]
+    qvel = np.zeros((n, model.nv))
+    qvel[2] = 1e12  # beyond mjMAXVAL: MuJoCo C would reset this world
+    gain = jnp.asarray(np.array([[1.0], [0.6], [1.0]]) * np.ones((n, mus.size)), jnp.float32)
+    ctrl = jnp.full((n, model.nu), 0.7, jnp.float32)
+
+    def roll(p):
+        init = jax.jit(jax.vmap(p.init_one))
+        step = jax.jit(jax.vmap(p.step_one))
+        d = init(jax.tree_util.tree_map(jnp.asarray, p.prepare_initial(qpos, qvel)))
+        first = None
+        for _ in range(5):
+            d, health = step(d, ctrl, gain)
+            first = np.asarray(health["unstable"]) if first is None else first
+        return np.asarray(p.fields(d).qpos), first
+
+    q_mjx, bad_mjx = roll(mjx_p)
+    q_c, bad_c = roll(host_p)
+    # The first step flags the exploding world on both backends (the env then resets it).
+    assert list(bad_mjx) == list(bad_c) == [False, False, True]
+    np.testing.assert_allclose(q_mjx[:2], q_c[:2], atol=2e-4)
+    # The weaker muscles of world 1 make a visible difference (the check above is not vacuous).
+    g_host = HostPhysics(model, mus, 4)
+    d = jax.vmap(g_host.init_one)(jax.tree_util.tree_map(jnp.asarray, g_host.prepare_initial(qpos[1:2], qvel[1:2])))
+    d, _ = jax.vmap(g_host.step_one)(d, ctrl[1:2], jnp.ones((1, mus.size), jnp.float32))
+    for _ in range(4):
+        d, _ = jax.vmap(g_host.step_one)(d, ctrl[1:2], jnp.ones((1, mus.size), jnp.float32))
+    assert np.abs(np.asarray(g_host.fields(d).qpos)[0] - q_c[1]).max() > 1e-3
+
+
+def test_an_unstable_world_is_counted_reset_and_not_propagated():
+    env = make(_short("Stand", 50), num_envs=2, impl="cpu", init_bank=2)
+    state = env.reset(jax.random.PRNGKey(0))
+    bits = np.array(state["data"]["state"])
+    phys = decode_f64(bits)
+    nq, nv = env.model.nq, env.model.nv
+    phys[0, 1 + nq: 1 + nq + nv] = 1e12  # FULLPHYSICS: time, qpos, qvel, ...
+    state["data"]["state"] = jnp.asarray(encode_f64(phys))
+    state, out = env.step(state, jnp.zeros((2, 416), jnp.float32))
+    assert bool(out["terminated"][0]) and not bool(out["terminated"][1])
+    assert env.termination_names[int(out["termination"][0])] == PHYSICS_UNSTABLE
+    assert float(out["reward"][0]) == 0.0 and not np.asarray(out["final_obs"][0]).any()
+    assert list(np.asarray(state["unstable_resets"])) == [1, 0]
+    assert int(state["steps"][0]) == 0 and int(state["steps"][1]) == 1  # world 0 started over
+    assert np.isfinite(np.asarray(state["obs"])).all()
+    state, out = env.step(state, jnp.zeros((2, 416), jnp.float32))
+    assert np.isfinite(np.asarray(out["obs"])).all() and not bool(out["terminated"].any())
+
+
+def test_bad_configuration_is_a_clear_error():
+    with pytest.raises(MemoryError, match=r"num_envs=1000000000 .* need an estimated .* GiB"):
+        make("Stand", num_envs=10**9, impl="cpu", init_bank=1)
+    with pytest.raises(MemoryError, match="at most about 10 fit"):
+        check_fits(11, 2**20, factor=1.0, available=10 * 2**20 + 1)
+    with pytest.raises(ValueError, match="'jax', 'warp', 'cpu'"):
+        make("Stand", num_envs=2, impl="cuda")
+    env = make("Stand", num_envs=2, impl="cpu", init_bank=1)
+    with pytest.raises(ValueError, match="vary_gain=True"):
+        env.reset_to([0, 1], gain_range=0.1)
+
+
+def test_gain_perturbation_uses_the_cpu_env_gains():
+    """``reset_to`` gives each world the gains the CPU env draws for that seed."""
+    from mskbench.envs.perturbations import Perturbation
+
+    env = make("Stand", num_envs=2, impl="cpu", init_bank=1, vary_gain=True)
+    state = env.reset_to([4, 9], gain_range=[0.2, 0.0])
+    cpu = MSKEnv("Stand", perturbation=Perturbation(muscle_gain_range=0.2))
+    _, info = cpu.reset(seed=4)
+    np.testing.assert_allclose(np.asarray(state["gain"][0]), info["muscle_gain"], rtol=1e-6)
+    np.testing.assert_array_equal(np.asarray(state["gain"][1]), 1.0)
