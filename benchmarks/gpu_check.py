@@ -1,0 +1,353 @@
+"""One GPU check of the batched JAX path on MyoFullBody, in a fixed time budget.
+
+Stages, in order of importance (each in its own Python process, so a stage
+that hangs in a compile is killed at its time limit and the rest still run;
+the parent never initialises JAX, so a child gets the whole GPU):
+
+1. ``info``: GPU, JAX devices, package versions;
+2. ``env_warp``: environment steps/s of the task (Walk) with ``impl="warp"``
+   at several ``num_envs`` (random actions, auto-reset);
+3. ``ppo_warp``: PPO training steps/s (Table XVI networks, a few iterations;
+   the first one, which compiles, apart);
+4. ``eval_warp``: wall time of a 50-episode batched evaluation of the PPO
+   checkpoint (``mskbench.eval.batched.run_units_batched``; reported missing
+   if this checkout has no such function);
+5. ``env_jax``: as 2 with ``impl="jax"`` (pure-JAX MJX; slower, smaller sizes).
+
+Compile time is reported apart from run time: a jitted rollout is lowered
+and compiled ahead of time (``compile_s``), run once to warm up
+(``warmup_s``) and then timed (``run_s``), each ended with
+``block_until_ready``. Before each further size a stage checks the time it
+has left; sizes that would not fit are reported as skipped.
+
+    python benchmarks/gpu_check.py [--quick] [--budget-s 400] [--json-out summary.json]
+    python benchmarks/gpu_check.py --dry-run     # impl="cpu", tiny sizes: the same code path on any machine
+
+On a machine without MuJoCo use ``benchmarks/gpu_check.sh WHEELS_DIR`` (installs the
+wheels that ``benchmarks/gpu_wheels.sh`` downloads, then runs this).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+RESULT = "@@gpu_check@@ "
+
+
+# -- child side: one stage in this process ------------------------------------------------------
+def emit(kind: str, **row) -> None:
+    """One result line for the parent (stdout; progress goes to stderr)."""
+    print(RESULT + json.dumps({"kind": kind, **row}), flush=True)
+
+
+def say(msg: str) -> None:
+    print(f"[gpu_check {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+
+
+def stage_info(p: dict) -> None:
+    import jax
+
+    versions = {"python": platform.python_version()}
+    for mod in ("jax", "jaxlib", "numpy", "mujoco", "warp"):
+        try:
+            versions[mod] = __import__(mod).__version__
+        except Exception as exc:  # noqa: BLE001 - a missing package is a result here
+            versions[mod] = f"missing ({type(exc).__name__}: {exc})"
+    try:
+        from importlib.metadata import version
+
+        versions["mujoco-mjx"] = version("mujoco-mjx")
+    except Exception as exc:  # noqa: BLE001
+        versions["mujoco-mjx"] = f"missing ({exc})"
+    dev = jax.devices()[0]
+    emit("info", backend=jax.default_backend(), device=str(dev), device_kind=dev.device_kind,
+         device_count=jax.device_count(), versions=versions)
+
+
+def stage_env(p: dict) -> None:
+    """Environment steps/s at each size, compile apart from run."""
+    import gc
+
+    import jax
+    import jax.numpy as jnp
+
+    from mskbench.envs.jax_env import TaskJaxEnv
+
+    deadline, steps = p["deadline"], p["steps"]
+    est = 0.0
+    for i, n in enumerate(p["sizes"]):
+        left = deadline - time.time()
+        if i and est > left:
+            emit("env", impl=p["impl"], num_envs=n, skipped=f"time budget: ~{est:.0f} s needed, {left:.0f} s left")
+            continue
+        say(f"env {p['task']} impl={p['impl']} num_envs={n}: building")
+        t0 = time.perf_counter()
+        env = TaskJaxEnv(p["task"], n, impl=p["impl"])
+        build_s = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        state = jax.block_until_ready(env.reset(jax.random.PRNGKey(0)))
+        reset_s = time.perf_counter() - t0
+
+        def rollout(state, key, env=env, n=n):
+            def one(s, k):
+                a = jax.random.uniform(k, (n, env.action_size), minval=-1.0, maxval=1.0)
+                s, out = env.step(s, a)
+                return s, (out["terminated"] | out["truncated"]).sum()
+
+            s, done = jax.lax.scan(one, state, jax.random.split(key, steps))
+            return s, done.sum()
+
+        say(f"env impl={p['impl']} num_envs={n}: compiling a {steps}-step rollout")
+        t0 = time.perf_counter()
+        compiled = jax.jit(rollout).lower(state, jax.random.PRNGKey(1)).compile()
+        compile_s = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        state, _ = jax.block_until_ready(compiled(state, jax.random.PRNGKey(2)))
+        warmup_s = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        state, done = jax.block_until_ready(compiled(state, jax.random.PRNGKey(3)))
+        run_s = time.perf_counter() - t0
+        sps = steps * n / run_s
+        row = {"impl": p["impl"], "num_envs": n, "steps": steps, "build_s": build_s, "reset_s": reset_s,
+               "compile_s": compile_s, "warmup_s": warmup_s, "run_s": run_s, "env_steps_per_s": sps,
+               "physics_steps_per_s": sps * env.physics.frame_skip, "episodes_ended": int(done),
+               "unstable_resets": int(jnp.sum(state["unstable_resets"])),
+               "contact_overflows": int(jnp.sum(state["overflows"]))}
+        emit("env", **row)
+        say(f"env impl={p['impl']} num_envs={n}: {sps:,.0f} env steps/s (compile {compile_s:.1f} s)")
+        # The next size: about the same compile, a run time that grows with the worlds.
+        nxt = p["sizes"][i + 1] if i + 1 < len(p["sizes"]) else n
+        est = 1.3 * (build_s + reset_s + compile_s + (warmup_s + run_s) * nxt / n) + 10.0
+        del env, state, compiled
+        jax.clear_caches()
+        gc.collect()
+
+
+class _OutOfTime(Exception):
+    pass
+
+
+def stage_ppo(p: dict) -> None:
+    import jax
+
+    from mskbench.agents.ppo import PPOConfig, train
+    from mskbench.envs.jax_env import TaskJaxEnv
+
+    n, rollout = p["num_envs"], p["rollout"]
+    per_iter = n * rollout
+    say(f"ppo {p['task']} impl={p['impl']} num_envs={n} rollout={rollout} hidden={p['hidden']}: building")
+    t0 = time.perf_counter()
+    env = TaskJaxEnv(p["task"], n, impl=p["impl"])
+    build_s = time.perf_counter() - t0
+    # The CLI's --backend jax defaults: as many minibatches per epoch as Table XVI (2048 x 8 / 256 = 64).
+    cfg = PPOConfig(total_steps=per_iter * (p["iterations"] + 1), num_steps=rollout, epochs=p["epochs"],
+                    minibatch_size=max(min(256, per_iter), per_iter // 64),
+                    hidden=(p["hidden"],) * 2, value_hidden=(p["hidden"],) * 2)
+    rows = []
+
+    def on_iteration(row):
+        rows.append(row)
+        say(f"ppo iteration {row['iteration']}: {row['collect_s']:.1f} s collect, {row['update_s']:.1f} s update")
+        if len(rows) >= 2 and time.time() + 1.5 * (rows[-1]["collect_s"] + rows[-1]["update_s"]) > p["deadline"]:
+            raise _OutOfTime
+
+    t0 = time.perf_counter()
+    try:
+        train(env, cfg, out_dir=p["out_dir"], on_iteration=on_iteration)
+    except _OutOfTime:
+        say("ppo: stopping early (time budget)")
+    total_s = time.perf_counter() - t0
+    first = rows[0]
+    timed = rows[1:]
+    report = {"impl": p["impl"], "num_envs": n, "rollout": rollout, "hidden": p["hidden"], "epochs": p["epochs"],
+              "minibatch": cfg.minibatch_size, "steps_per_iteration": per_iter, "build_s": build_s,
+              "first_iteration_s": first["collect_s"] + first["update_s"],
+              "first_iteration_collect_s": first["collect_s"], "first_iteration_update_s": first["update_s"],
+              "timed_iterations": len(timed), "total_s": total_s, "device": str(jax.devices()[0])}
+    if timed:
+        wall = sum(r["collect_s"] + r["update_s"] for r in timed)
+        report.update(train_steps_per_s=per_iter * len(timed) / wall,
+                      collect_steps_per_s=per_iter * len(timed) / sum(r["collect_s"] for r in timed),
+                      collect_fraction=sum(r["collect_s"] for r in timed) / wall,
+                      mean_reward=timed[-1]["mean_reward"], episode_return=timed[-1]["episode_return"])
+    emit("ppo", **report)
+
+
+def stage_eval(p: dict) -> None:
+    try:
+        from mskbench.eval.batched import run_units_batched
+    except ImportError as exc:
+        emit("eval", missing=f"mskbench.eval.batched.run_units_batched is not in this checkout ({exc})")
+        return
+    from mskbench.eval.protocol import eval_units
+    from mskbench.eval.store import ResultsStore
+
+    ckpt = Path(p["out_dir"]) / "checkpoint.npz"
+    spec = str(ckpt) if ckpt.exists() else "zero"
+    episodes = p["episodes"]
+    # Two batches of `episodes` worlds when time allows: the first includes building and compiling,
+    # the second is a warm batch of the same size.
+    batches = p["batches"]
+    units = eval_units("gpu-check", [p["task"]], 0, episodes * batches)
+    stamps = []
+    say(f"eval {p['task']} impl={p['impl']}: {len(units)} episodes in batches of {episodes}, policy {spec}")
+    with tempfile.TemporaryDirectory() as tmp, ResultsStore(Path(tmp) / "eval.db") as store:
+        t0 = time.perf_counter()
+        counts = run_units_batched(units, spec, store, impl=p["impl"], batch_size=episodes,
+                                   progress=lambda r: stamps.append(time.perf_counter() - t0))
+        wall = time.perf_counter() - t0
+        records = store.records(method="gpu-check")
+    first = [r for r in records if int(r["seed"]) < episodes]
+    report = {"impl": p["impl"], "policy": spec, "episodes_per_batch": episodes, "counts": counts,
+              "total_s": wall,
+              # includes building the env and compiling; warm_batch_s (below) does not
+              "first_batch_s": stamps[episodes - 1] if len(stamps) >= episodes else None,
+              "success_rate": 100.0 * sum(bool(r["success"]) for r in first) / max(1, len(first)),
+              "mean_return": sum(float(r["episode_return"]) for r in first) / max(1, len(first)),
+              "mean_length": sum(int(r["length"]) for r in first) / max(1, len(first))}
+    if batches > 1 and len(stamps) >= 2 * episodes:
+        report["warm_batch_s"] = stamps[2 * episodes - 1] - stamps[episodes - 1]
+    emit("eval", **report)
+
+
+STAGE_FUNCS = {"info": stage_info, "env": stage_env, "ppo": stage_ppo, "eval": stage_eval}
+
+
+# -- parent side: the plan, the budget, the summary ------------------------------------------------
+def plan(args) -> list[dict]:
+    task = args.task
+    if args.dry_run:
+        warp = jax_impl = "cpu"
+        env_sizes, jax_sizes, steps = [2, 4], [2], 5
+        ppo = {"num_envs": 2, "rollout": 8, "hidden": 32, "iterations": 2, "epochs": 2}
+        episodes, batches = 4, 2
+    elif args.quick:
+        warp, jax_impl = "warp", "jax"
+        env_sizes, jax_sizes, steps = [1024, 4096], [256], 50
+        ppo = {"num_envs": 2048, "rollout": 32, "hidden": 1024, "iterations": 2, "epochs": 10}
+        episodes, batches = 50, 1
+    else:
+        warp, jax_impl = "warp", "jax"
+        env_sizes, jax_sizes, steps = [1024, 4096, 8192], [256, 1024], 100
+        ppo = {"num_envs": 4096, "rollout": 64, "hidden": 1024, "iterations": 3, "epochs": 10}
+        episodes, batches = 50, 2
+    if args.sizes:
+        env_sizes = [int(s) for s in args.sizes.split(",")]
+    # name, stage, params, share of the remaining budget it may use at most, minimum seconds to start it
+    return [
+        {"name": "info", "stage": "info", "p": {}, "share": 0.2, "min_s": 10},
+        {"name": "env_warp", "stage": "env", "p": {"task": task, "impl": warp, "sizes": env_sizes, "steps": steps},
+         "share": 0.4, "min_s": 30},
+        {"name": "ppo_warp", "stage": "ppo", "p": {"task": task, "impl": warp, **ppo}, "share": 0.5, "min_s": 45},
+        {"name": "eval_warp", "stage": "eval", "p": {"task": task, "impl": warp, "episodes": episodes,
+                                                     "batches": batches}, "share": 0.6, "min_s": 30},
+        {"name": "env_jax", "stage": "env", "p": {"task": task, "impl": jax_impl, "sizes": jax_sizes,
+                                                  "steps": steps}, "share": 1.0, "min_s": 30},
+    ]
+
+
+def gpu_name() -> str | None:
+    if shutil.which("nvidia-smi") is None:
+        return None
+    try:
+        out = subprocess.run(["nvidia-smi", "--query-gpu=name,memory.total,driver_version", "--format=csv,noheader"],
+                             capture_output=True, text=True, timeout=20)
+        return out.stdout.strip() or None
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def run_child(stage: str, p: dict, timeout: float) -> tuple[list[dict], str | None]:
+    """Run one stage in a fresh process; its result lines, and why it stopped early (or None)."""
+    cmd = [sys.executable, os.path.abspath(__file__), "--child", stage, "--params", json.dumps(p)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)  # stderr: straight to ours
+    problem = None
+    try:
+        out, _ = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, _ = proc.communicate()
+        problem = f"killed at its time limit ({timeout:.0f} s)"
+    rows = []
+    for line in out.splitlines():
+        if line.startswith(RESULT):
+            rows.append(json.loads(line[len(RESULT):]))
+        else:
+            print(line, flush=True)
+    if problem is None and proc.returncode != 0:
+        problem = f"exited with status {proc.returncode} (see its traceback above)"
+    return rows, problem
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--task", default="Walk")
+    ap.add_argument("--quick", action="store_true", help="fewer sizes and iterations")
+    ap.add_argument("--dry-run", action="store_true",
+                    help='impl="cpu" and tiny sizes: the same code path, for any machine')
+    ap.add_argument("--budget-s", type=float, default=400.0,
+                    help="wall-clock budget of all stages together (default 400 s: under 8 minutes with the "
+                         "wheel install of gpu_check.sh)")
+    ap.add_argument("--sizes", default=None, help="comma-separated num_envs for env_warp (overrides the mode's)")
+    ap.add_argument("--skip", default="", help="comma-separated stage names to leave out")
+    ap.add_argument("--json-out", default=None, help="also write the summary here")
+    ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--params", default=None, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+
+    if args.child:
+        STAGE_FUNCS[args.child](json.loads(args.params))
+        return
+
+    start = time.time()
+    deadline = start + args.budget_s
+    mode = "dry-run" if args.dry_run else "quick" if args.quick else "full"
+    summary = {"mode": mode, "task": args.task, "gpu": gpu_name(), "host": platform.node(),
+               "budget_s": args.budget_s, "stages": {}}
+    say(f"mode {mode}, budget {args.budget_s:.0f} s, GPU: {summary['gpu'] or 'none found by nvidia-smi'}")
+    skip = {s.strip() for s in args.skip.split(",") if s.strip()}
+    with tempfile.TemporaryDirectory(prefix="gpu_check_") as tmp:
+        for item in plan(args):
+            name = item["name"]
+            if name in skip:
+                summary["stages"][name] = {"skipped": "--skip"}
+                continue
+            left = deadline - time.time()
+            if left < item["min_s"]:
+                summary["stages"][name] = {"skipped": f"time budget ({left:.0f} s left)"}
+                say(f"{name}: skipped, {left:.0f} s left")
+                continue
+            timeout = max(item["min_s"], item["share"] * left)
+            p = {**item["p"], "deadline": time.time() + timeout - 5.0, "out_dir": os.path.join(tmp, "ppo")}
+            say(f"{name}: starting (at most {timeout:.0f} s)")
+            t0 = time.time()
+            rows, problem = run_child(item["stage"], p, timeout)
+            entry: dict = {"wall_s": time.time() - t0}
+            if item["stage"] == "env":
+                entry["impl"] = p["impl"]
+                entry["sizes"] = [{k: v for k, v in r.items() if k != "kind"} for r in rows]
+            elif rows:
+                entry.update({k: v for k, v in rows[-1].items() if k != "kind"})
+            if problem:
+                entry["problem"] = problem
+            summary["stages"][name] = entry
+            say(f"{name}: done in {entry['wall_s']:.0f} s" + (f" ({problem})" if problem else ""))
+    summary["total_s"] = time.time() - start
+    text = json.dumps(summary, indent=2)
+    print("GPU_CHECK_SUMMARY " + json.dumps(summary))
+    print(text)
+    if args.json_out:
+        Path(args.json_out).write_text(text + "\n")
+
+
+if __name__ == "__main__":
+    main()

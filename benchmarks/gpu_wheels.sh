@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Download the wheels benchmarks/gpu_check.sh installs on a GPU machine that has
+# JAX (and numpy, scipy, click, rich, h5py, absl-py, etils, cloudpickle) but no
+# MuJoCo: CPython 3.12, manylinux x86_64, no dependency resolution (the list
+# below is the closure of what is missing there). warp-lang is split into
+# 55 MB parts with a .sha256 file, so no single file is large and the parts
+# can travel separately; gpu_check.sh joins and checks them.
+#
+#     bash benchmarks/gpu_wheels.sh [OUT_DIR]          # default: wheels/
+#
+# mujoco-mjx 3.17 vendors MuJoCo Warp (mujoco.mjx.third_party.mujoco_warp)
+# and pins warp-lang 1.18.0 for its "warp" extra: no mujoco-warp wheel is
+# needed. mskbench itself is built as a wheel from this checkout.
+set -euo pipefail
+
+out=${1:-wheels}
+here=$(cd "$(dirname "$0")/.." && pwd)
+py=${PYTHON:-python3}
+mkdir -p "$out"
+
+pkgs=(
+  mujoco==4.0.0 mujoco-core==4.0.0 mujoco-studio==4.0.0 glfw==2.11.0 pyopengl==3.1.10 websockets==17.4
+  mujoco-mjx==3.17.0 trimesh==5.2.0
+  warp-lang==1.18.0
+  musclemimic-models==1.0.6
+  gymnasium==1.4.0 farama-notifications==0.0.4
+)
+plat=()
+for p in manylinux_2_39_x86_64 manylinux_2_35_x86_64 manylinux_2_34_x86_64 manylinux_2_31_x86_64 \
+         manylinux_2_28_x86_64 manylinux_2_27_x86_64 manylinux_2_24_x86_64 manylinux_2_17_x86_64 \
+         manylinux2014_x86_64 manylinux1_x86_64 any; do
+  plat+=(--platform "$p")
+done
+# Pure-Python wheels are "any"; --no-deps because the GPU image already holds the rest.
+"$py" -m pip download --no-deps --only-binary=:all: --python-version 3.12 --implementation cp --abi cp312 \
+  --abi abi3 --abi none "${plat[@]}" -d "$out" "${pkgs[@]}"
+
+# mskbench itself (pure Python).
+"$py" -m pip wheel --no-deps -q -w "$out" "$here"
+
+# Split warp-lang (the one large wheel) into 55 MB parts and record its checksum.
+shopt -s nullglob
+for whl in "$out"/warp_lang-*.whl; do
+  name=$(basename "$whl")
+  (cd "$out" && sha256sum "$name" >"$name.sha256" && split -b 55000000 -d -a 2 "$name" "$name.part-" && rm "$name")
+done
+ls -l "$out"
+du -sh "$out"
