@@ -461,8 +461,8 @@ def train_cmd(task, out_dir, steps, backend, impl, num_envs, rollout, hidden, mi
                    f"({rollout * num_envs} steps/iteration), minibatch {minibatch}, eval on {eval_env}")
     else:
         env = MSKVectorEnv(name, num_envs=num_envs)
-    if eval_env == "jax":
-        evaluate = BatchedEvaluator(env, seeds)
+    if eval_env == "jax":  # its own worlds (one per episode; MuJoCo Warp sizes its buffers by the batch)
+        evaluate = BatchedEvaluator(TaskJaxEnv(name, eval_episodes, impl=impl, init_bank=1), seeds)
     else:
         protocol_env = MSKEnv(name)
 

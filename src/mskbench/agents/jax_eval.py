@@ -28,8 +28,9 @@ class BatchedEvaluator:
     Parameters
     ----------
     env:
-        A :class:`~mskbench.envs.jax_env.TaskJaxEnv` (any ``impl``; the
-        training environment itself works: its worlds are not touched).
+        A :class:`~mskbench.envs.jax_env.TaskJaxEnv` (any ``impl``). Best one
+        made for ``len(seeds)`` worlds: MuJoCo Warp sizes its contact buffer
+        by the env's ``num_envs``.
     seeds:
         Episode seeds, one world each.
     """
