@@ -3,7 +3,9 @@
 Per episode: success (Table XII), return, length, termination reason,
 activation cost (Eq. 7), joint smoothness (Eq. 10), muscle-family
 recruitment mass (Eq. 35) and, for gait tasks given a reference, the
-EMG-envelope similarity (Eq. 14).
+EMG-envelope similarity (Eq. 14). :func:`episode_record` computes them from
+an episode's per-step traces, for :func:`run_episode` (CPU) and the batched
+evaluator (:mod:`mskbench.eval.batched`) alike.
 
 Joint smoothness is computed from the non-root joint velocities sampled at
 every control step (Δt = 10 ms by default) — the finest resolution the
@@ -70,18 +72,71 @@ def _act(policy, obs, env: MSKEnv):
     return policy.act(env.perturb_normalized_observation(obs))
 
 
-def _emg(reference, activations: np.ndarray, heel: np.ndarray, env: MSKEnv) -> dict:
+#: Terminations whose step carries no physical state (its activations and velocities are zeros).
+NONPHYSICAL_TERMINATIONS = ("physics_unstable", "contact_overflow")
+
+
+def emg_metric(reference, activations: np.ndarray, heel: np.ndarray, task_name: str, muscle_names) -> dict:
+    """The EMG part of a record (Eq. 14) from an episode's activations (T, M) and right-heel touch (T,)."""
     from mskbench.metrics.emg import emg_similarity, heel_strikes
 
-    if env.task.name not in GAIT_TASKS:
-        return {"absent": f"EMG references apply to gait tasks ({', '.join(GAIT_TASKS)}), not {env.task.name}"}
+    if task_name not in GAIT_TASKS:
+        return {"absent": f"EMG references apply to gait tasks ({', '.join(GAIT_TASKS)}), not {task_name}"}
     strikes = heel_strikes(heel)
     if len(strikes) < 2:
         return {"absent": f"fewer than one complete gait cycle ({len(strikes)} right heel strikes)"}
     # A muscle that stays flat over the cycle has no defined correlation; it scores r = 0.
-    result = emg_similarity(activations, env.handles.muscle_names, strikes, reference, on_constant="zero")
+    result = emg_similarity(activations, muscle_names, strikes, reference, on_constant="zero")
     return {"mean_r": float(result.mean_r), "cycles": int(result.n_cycles),
             "per_muscle": {k: float(v) for k, v in result.r.items()}}
+
+
+def _emg(reference, activations: np.ndarray, heel: np.ndarray, env: MSKEnv) -> dict:
+    return emg_metric(reference, activations, heel, env.task.name, env.handles.muscle_names)
+
+
+def episode_record(task_name: str, seed: int, rewards_sum: float, length: int, success: bool, termination: str,
+                   activations, qvels, heel, control_dt_s: float, muscle_names, emg_reference=None,
+                   wall_time_s: float = 0.0) -> EpisodeResult:
+    """An episode's protocol record from its per-step traces — the one place the metrics are computed,
+    for the CPU episode loop and the batched evaluator alike.
+
+    ``activations`` (T, 416), ``qvels`` (T, 122 non-root joint velocities) and ``heel`` (T,
+    right-heel touch) hold one entry per control step taken (T = ``length``). When the episode
+    ended with a step that carries no physical state (``physics_unstable``, ``contact_overflow``)
+    that last entry is dropped here.
+    """
+    activations = np.asarray(activations, dtype=np.float64)
+    qvels = np.asarray(qvels, dtype=np.float64)
+    heel = np.asarray(heel, dtype=np.float64)
+    if termination in NONPHYSICAL_TERMINATIONS:  # the last step carries no physical state
+        activations, qvels, heel = activations[:-1], qvels[:-1], heel[:-1]
+    if activations.shape[0] == 0:
+        cost, smooth, rec = None, None, {}
+    else:
+        cost = activation_cost(np.clip(activations, 0.0, 1.0))
+        smooth = joint_smoothness(qvels, control_dt_s) if len(qvels) >= 3 else None
+        r = recruitment(np.clip(activations.mean(axis=0), 0.0, 1.0), muscle_names)
+        rec = {**{k: float(v) for k, v in r.mass.items()}, "Unclassified": float(r.unclassified_mass)}
+    if emg_reference is None:
+        emg = {"absent": "no EMG reference given"}
+    elif activations.shape[0] == 0:
+        emg = {"absent": "no physical steps recorded"}
+    else:
+        emg = emg_metric(emg_reference, activations, heel, task_name, muscle_names)
+    return EpisodeResult(
+        task=task_name,
+        seed=int(seed),
+        episode_return=float(rewards_sum),
+        length=int(length),
+        success=bool(success),
+        termination=str(termination),
+        activation_cost=None if cost is None else float(cost),
+        smoothness=None if smooth is None else float(smooth),
+        recruitment=rec,
+        emg=emg,
+        wall_time_s=float(wall_time_s),
+    )
 
 
 def run_episode(env: MSKEnv, policy: Policy, seed: int,
@@ -112,34 +167,6 @@ def run_episode(env: MSKEnv, policy: Policy, seed: int,
             on_step(env)
         if terminated or truncated:
             break
-    activations = np.asarray(acts, dtype=np.float64)
-    unstable = info["termination"] == "physics_unstable"
-    if unstable:  # the last step carries no physical state
-        activations, qvels, heel = activations[:-1], qvels[:-1], heel[:-1]
-    length = int(info["step"])
-    if activations.shape[0] == 0:
-        cost, smooth, rec = None, None, {}
-    else:
-        cost = activation_cost(np.clip(activations, 0.0, 1.0))
-        smooth = joint_smoothness(np.asarray(qvels), env.control_dt_s) if len(qvels) >= 3 else None
-        r = recruitment(np.clip(activations.mean(axis=0), 0.0, 1.0), h.muscle_names)
-        rec = {**{k: float(v) for k, v in r.mass.items()}, "Unclassified": float(r.unclassified_mass)}
-    if emg_reference is None:
-        emg = {"absent": "no EMG reference given"}
-    elif activations.shape[0] == 0:
-        emg = {"absent": "no physical steps recorded"}
-    else:
-        emg = _emg(emg_reference, activations, np.asarray(heel), env)
-    return EpisodeResult(
-        task=env.task.name,
-        seed=seed,
-        episode_return=float(total),
-        length=length,
-        success=bool(info["success"]),
-        termination=str(info["termination"]),
-        activation_cost=None if cost is None else float(cost),
-        smoothness=None if smooth is None else float(smooth),
-        recruitment=rec,
-        emg=emg,
-        wall_time_s=time.perf_counter() - t0,
-    )
+    return episode_record(env.task.name, seed, total, int(info["step"]), info["success"], info["termination"],
+                          acts, qvels, heel, env.control_dt_s, h.muscle_names, emg_reference,
+                          time.perf_counter() - t0)
