@@ -176,6 +176,8 @@ def run_cmd(task: str, policy_name: str, episodes: int, seed: int, as_json: bool
 
 
 DEFAULT_STORE = "mskbench-results.db"
+#: Evaluation backends: the CPU executors, or batched on the JAX env (mskbench.eval.batched).
+BACKENDS = ("cpu", "jax")
 
 
 def _store_option(f):
@@ -201,6 +203,15 @@ def _protocol_options(f):
                      help="Worker processes (local) or CPUs for a local Ray instance."),
         click.option("--executor", type=click.Choice(EXECUTORS), default="local", show_default=True),
         click.option("--address", default=None, help="Ray cluster address (with --executor ray)."),
+        click.option("--backend", type=click.Choice(BACKENDS), default="cpu", show_default=True,
+                     help="cpu: episodes on the MuJoCo C env via --executor (any policy); jax: episodes and "
+                          "perturbation scales batched on the JAX env (built-ins and PPO checkpoints; "
+                          "--executor, --workers and --address do not apply)."),
+        click.option("--impl", type=click.Choice(["warp", "jax", "cpu"]), default="warp", show_default=True,
+                     help="Physics of --backend jax: warp (MuJoCo Warp, NVIDIA GPU), jax (MJX) or cpu "
+                          "(MuJoCo C behind the JAX interface)."),
+        click.option("--batch-size", type=click.IntRange(min=1), default=1024, show_default=True,
+                     help="Worlds per batch with --backend jax."),
         _store_option,
     ]
     for opt in reversed(opts):
@@ -222,21 +233,35 @@ def _select_tasks(task: str, family: str | None) -> list[str]:
 
 
 def _run_protocol(units, policy_spec: str, store_path: Path, executor: str, workers: int,
-                  address: str | None, emg_reference: str | None = None) -> dict:
+                  address: str | None, emg_reference: str | None = None, backend: str = "cpu",
+                  impl: str = "warp", batch_size: int = 1024) -> dict:
     from mskbench.eval.executors import JobSpec, run_units
     from mskbench.eval.protocol import check_policy_spec
     from mskbench.eval.store import ResultsStore
 
     try:
         check_policy_spec(policy_spec)
+        if backend == "jax":
+            from mskbench.eval.batched import check_batched_policy
+
+            check_batched_policy(policy_spec)
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--policy") from None
     console = _console()
     with ResultsStore(store_path) as store, _progress(console) as progress:
         todo = len(store.missing(units))
         job = progress.add_task(f"{todo} episodes to run ({len(units) - todo} stored)", total=todo)
-        counts = run_units(store, units, JobSpec(policy_spec, emg_reference), executor=executor,
-                           workers=workers, address=address, on_record=lambda r: progress.advance(job))
+        if backend == "jax":
+            from mskbench.eval.batched import run_units_batched
+
+            try:
+                counts = run_units_batched(units, JobSpec(policy_spec, emg_reference), store, impl=impl,
+                                           batch_size=batch_size, progress=lambda r: progress.advance(job))
+            except (RuntimeError, MemoryError) as exc:  # no JAX / MJX / Warp, or a batch too large
+                raise click.ClickException(str(exc)) from None
+        else:
+            counts = run_units(store, units, JobSpec(policy_spec, emg_reference), executor=executor,
+                               workers=workers, address=address, on_record=lambda r: progress.advance(job))
         keys = {u.key for u in units}
         records = [r for r in store.records(method=units[0].method)
                    if (r["method"], r["task"], r["perturbation"], float(r["scale"]), int(r["seed"])) in keys]
@@ -249,8 +274,8 @@ def _run_protocol(units, policy_spec: str, store_path: Path, executor: str, work
 @click.option("--emg-reference", type=click.Path(exists=True, dir_okay=False), default=None,
               help="101-point EMG envelope CSV (gait_cycle_pct + one column per muscle) for gait tasks.")
 @click.option("--json", "as_json", is_flag=True, help="Print the per-task summary as JSON.")
-def eval_cmd(task, family, policy_spec, method, episodes, seed, workers, executor, address, store_path,
-             emg_reference, as_json):
+def eval_cmd(task, family, policy_spec, method, episodes, seed, workers, executor, address, backend, impl,
+             batch_size, store_path, emg_reference, as_json):
     """Evaluate a policy with the shared protocol (train environment, Table XII success).
 
     Every episode record goes into the results store; units already stored are
@@ -268,7 +293,8 @@ def eval_cmd(task, family, policy_spec, method, episodes, seed, workers, executo
             raise click.BadParameter(str(exc), param_hint="--emg-reference") from None
     names = _select_tasks(task, family)
     units = eval_units(method or policy_spec, names, seed, episodes)
-    out = _run_protocol(units, policy_spec, store_path, executor, workers, address, emg_reference)
+    out = _run_protocol(units, policy_spec, store_path, executor, workers, address, emg_reference,
+                        backend=backend, impl=impl, batch_size=batch_size)
     if emg_reference is not None:
         stale = sum(1 for r in out["records"] if (r.get("emg") or {}).get("absent") == "no EMG reference given")
         if stale:  # units are written once: earlier records keep what they were written with
@@ -300,8 +326,8 @@ def _fmt(x, spec: str) -> str:
 @click.option("--types", default="action,observation,dynamics", show_default=True,
               help="Comma-separated perturbation types.")
 @click.option("--json", "as_json", is_flag=True, help="Print robustness scores as JSON.")
-def sweep_cmd(task, family, policy_spec, method, episodes, seed, workers, executor, address, store_path,
-              types, as_json):
+def sweep_cmd(task, family, policy_spec, method, episodes, seed, workers, executor, address, backend, impl,
+              batch_size, store_path, types, as_json):
     """Robustness sweeps: success vs action / observation / dynamics perturbation scale.
 
     Scores each task and type by the normalised area under success vs scale
@@ -317,7 +343,8 @@ def sweep_cmd(task, family, policy_spec, method, episodes, seed, workers, execut
         units = sweep_units(method or policy_spec, names, seed, episodes, kinds)
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--types") from None
-    out = _run_protocol(units, policy_spec, store_path, executor, workers, address)
+    out = _run_protocol(units, policy_spec, store_path, executor, workers, address, backend=backend, impl=impl,
+                        batch_size=batch_size)
     summary = summarize_sweep(out["records"])
     if as_json:
         click.echo(json.dumps(summary, indent=2))

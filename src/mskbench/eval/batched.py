@@ -1,0 +1,332 @@
+"""Batched evaluation: protocol units as worlds of one JAX environment.
+
+:func:`run_units_batched` runs the same units as :func:`mskbench.eval.executors.run_units`
+and writes the same records to the same results store, but steps many
+episodes at once on a :class:`~mskbench.envs.jax_env.TaskJaxEnv` (a GPU with
+``impl="warp"`` / ``"jax"``; MuJoCo C behind the same interface with
+``impl="cpu"``). Episodes *and* perturbation scales share the batch axis: every
+world carries its own seed, action-noise σ, muscle-gain range and
+observation-noise σ.
+
+Per task, one environment is built; units are taken ``batch_size`` at a time
+(the last chunk is padded with copies of its last unit so the step is compiled
+once), started with :meth:`TaskJaxEnv.reset_to` (the CPU environment's initial
+state and muscle gains of each seed) and stepped with ``auto_reset=False`` in
+jitted ``jax.lax.scan`` blocks of ``chunk_steps`` steps with the policy inside
+until every world is done. The per-step traces then come to the host and
+:func:`mskbench.eval.episodes.episode_record` — the function the CPU episode
+loop uses — turns each world's trace, cut at its length, into its record.
+
+Policies: the built-ins (``zero``, ``passive``, ``random``) and PPO
+checkpoints (``.npz`` or a run directory; the deterministic network with the
+checkpoint's observation normalisation, evaluated inside the jitted scan with
+:func:`mskbench.agents.ppo.make_functions`). Observation noise (Eq. 5) is added
+between the normalisation and the network, per world; the built-ins take the
+observation itself as their normalised input and ignore it. Other policies
+(``package.module:factory``) run on the CPU executors only.
+
+What matches the CPU executor and what does not:
+
+* with no noise stream involved (``zero``, ``passive``, a checkpoint; settings
+  ``none`` and ``dynamics``) a unit starts from the same state with the same
+  muscle gains and, with ``impl="cpu"``, runs the same physics: success,
+  termination and length agree, return and metrics agree to float32
+  round-off (the batched task code runs in float32);
+* action noise, observation noise and the ``random`` policy draw from JAX
+  keys derived from the unit's seed (``PRNGKey(seed)`` split into an
+  environment key and a policy key), not from the CPU executor's NumPy
+  streams: the records are equally valid samples of the protocol and
+  reproducible (a unit's record depends on its key, not on its batch, up to
+  float32 round-off: XLA may vectorise the task code differently for another
+  batch shape), but not the CPU executor's numbers;
+* ``impl="warp"`` / ``"jax"`` integrate with MJX in float32, so episodes
+  diverge from MuJoCo C's over time as any two simulators do;
+* a world whose physics goes unstable or whose contact buffer overflows ends
+  with termination ``physics_unstable`` / ``contact_overflow`` (the CPU
+  environment has no ``contact_overflow``); its last step is dropped from the
+  metrics, as the CPU loop drops an unstable step.
+
+``wall_time_s`` of a batched record is its chunk's wall time divided by the
+number of units in the chunk. Host memory for the traces is about
+``batch_size × horizon × 2.2 kB`` (float32 activations and joint velocities).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import time
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+
+import numpy as np
+
+from mskbench.eval.executors import JobSpec
+from mskbench.eval.protocol import Unit, checkpoint_path, perturbation_for
+from mskbench.policies import BUILTIN_POLICIES
+
+log = logging.getLogger(__name__)
+
+#: Worlds per batch by default (GPU; see the module docstring for the host memory it needs).
+DEFAULT_BATCH_SIZE = 1024
+#: Control steps per jitted scan block (the host checks for finished batches between blocks).
+DEFAULT_CHUNK_STEPS = 50
+
+
+def _jax():
+    try:
+        import jax
+        import jax.numpy as jnp
+    except ImportError as exc:
+        raise RuntimeError(f"batched evaluation needs JAX ({exc}); pip install 'mskbench[gpu]'") from None
+    return jax, jnp
+
+
+# -- policies -----------------------------------------------------------------------------
+class _BuiltinPolicy:
+    """zero / passive / random for a batch of worlds."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def params(self):
+        return None
+
+    def bind(self, env) -> "Callable":
+        jax, jnp = _jax()
+        n = env.action_size
+        name = self.name
+
+        def act(params, obs, keys, obs_std):
+            batch = obs.shape[0]
+            if name == "zero":
+                return jnp.zeros((batch, n), jnp.float32), keys
+            if name == "passive":
+                return jnp.full((batch, n), -1.0, jnp.float32), keys
+            pair = jax.vmap(jax.random.split)(keys)
+            actions = jax.vmap(lambda k: jax.random.uniform(k, (n,), jnp.float32, -1.0, 1.0))(pair[:, 1])
+            return actions, pair[:, 0]
+
+        return act
+
+
+class _CheckpointPolicy:
+    """A PPO checkpoint's deterministic policy for a batch of worlds."""
+
+    def __init__(self, path: Path):
+        from mskbench.agents.ppo import PPOConfig, load_checkpoint
+
+        self.path = Path(path)
+        with np.load(self.path, allow_pickle=False) as z:
+            self.cfg = PPOConfig(**json.loads(str(z["config"])))
+        state = load_checkpoint(self.path)
+        self.norm = state.norm
+        self._params = state.params
+
+    def params(self):
+        _, jnp = _jax()
+        return {"net": self._params, "mean": jnp.asarray(self.norm.mean, jnp.float32),
+                "std": jnp.asarray(np.sqrt(self.norm.var + 1e-8), jnp.float32)}
+
+    def bind(self, env) -> "Callable":
+        from mskbench.agents.ppo import ObsSplit, make_functions
+        from mskbench.envs.perturbations import noisy_observation
+
+        jax, jnp = _jax()
+        if self.norm.mean.size != env.obs_size:
+            raise ValueError(f"checkpoint {self.path} expects observations of size {self.norm.mean.size}, "
+                             f"but task {env.task.name} has {env.obs_size}")
+        split = ObsSplit.from_layout(env.obs_layout, env.obs_size) if self.cfg.policy == "encoder_decoder" else None
+        deterministic = make_functions(self.cfg, split)[2]
+        clip = self.norm.clip
+
+        def act(params, obs, keys, obs_std):
+            # RunningNorm's normalisation, then Eq. 5 noise in the normalised space, then the network.
+            x = jnp.clip((obs - params["mean"]) / params["std"], -clip, clip).astype(jnp.float32)
+            pair = jax.vmap(jax.random.split)(keys)
+            eps = jax.vmap(lambda k: jax.random.normal(k, (x.shape[-1],), jnp.float32))(pair[:, 1])
+            x = noisy_observation(x, obs_std[:, None], eps, xp=jnp)
+            return deterministic(params["net"], x), pair[:, 0]
+
+        return act
+
+
+def check_batched_policy(spec: str) -> str:
+    """``spec`` if batched evaluation can run it; else a ``ValueError`` that points to the CPU executor."""
+    if spec in BUILTIN_POLICIES or checkpoint_path(spec) is not None:
+        return spec
+    raise ValueError(f"batched evaluation supports the built-in policies ({', '.join(BUILTIN_POLICIES)}) and "
+                     f"PPO checkpoints (.npz or a run directory), not {spec!r}; the CPU executor "
+                     "(--backend cpu) runs any policy")
+
+
+def batched_policy(spec: str):
+    """The batched form of policy ``spec`` (see :func:`check_batched_policy`)."""
+    check_batched_policy(spec)
+    if spec in BUILTIN_POLICIES:
+        return _BuiltinPolicy(spec)
+    return _CheckpointPolicy(checkpoint_path(spec))
+
+
+# -- keys -----------------------------------------------------------------------------------
+def unit_keys(seeds) -> tuple[np.ndarray, np.ndarray]:
+    """Per-world (environment, policy) JAX keys of episode ``seeds``: ``PRNGKey(seed)`` split in two.
+
+    The environment key drives the action noise, the policy key the ``random``
+    policy and the observation noise; both depend on the seed only.
+    """
+    jax, _ = _jax()
+    env_keys, pol_keys = [], []
+    for s in seeds:
+        k_env, k_pol = jax.random.split(jax.random.PRNGKey(int(s)))
+        env_keys.append(np.asarray(k_env))
+        pol_keys.append(np.asarray(k_pol))
+    return np.stack(env_keys), np.stack(pol_keys)
+
+
+# -- the rollout ----------------------------------------------------------------------------
+def _runner(env, act: Callable, steps: int):
+    """A jitted block of ``steps`` control steps of every world with the policy inside."""
+    jax, _ = _jax()
+
+    def run(state, pkeys, params, obs_std):
+        def body(carry, _):
+            state, pkeys = carry
+            actions, pkeys = act(params, state["obs"], pkeys, obs_std)
+            state, out = env.step(state, actions, auto_reset=False, record=True)
+            trace = {"reward": out["reward"], "success": out["success"], "termination": out["termination"],
+                     "activation": out["activation"], "qvel": out["qvel_joints"], "heel": out["heel_touch"]}
+            return (state, pkeys), trace
+
+        (state, pkeys), traces = jax.lax.scan(body, (state, pkeys), None, length=steps)
+        return state, pkeys, traces
+
+    donate = (0,) if jax.default_backend() != "cpu" else ()  # the worlds' old state is not needed again
+    return jax.jit(run, donate_argnums=donate)
+
+
+def _run_chunk(env, runner, steps: int, params, units: list[Unit], width: int,
+               emg_reference) -> list[dict]:
+    """Run ``units`` (padded to ``width`` worlds) to the end and return their records."""
+    jax, jnp = _jax()
+    from mskbench.eval.episodes import episode_record
+
+    t0 = time.perf_counter()
+    padded = units + [units[-1]] * (width - len(units))
+    perts = [perturbation_for(u.perturbation, u.scale) for u in padded]
+    seeds = [u.seed for u in padded]
+    state = env.reset_to(seeds, action_std=[p.action_noise_std for p in perts],
+                         gain_range=[p.muscle_gain_range for p in perts])
+    env_keys, pol_keys = unit_keys(seeds)
+    state = dict(state, key=jnp.asarray(env_keys))
+    pkeys = jnp.asarray(pol_keys)
+    obs_std = jnp.asarray([p.observation_noise_std for p in perts], jnp.float32)
+
+    blocks = []
+    for _ in range(math.ceil(env.task.horizon / steps) + 1):
+        state, pkeys, traces = runner(state, pkeys, params, obs_std)
+        blocks.append(jax.device_get(traces))
+        if bool(np.all(np.asarray(state["done"]))):
+            break
+    else:
+        raise RuntimeError(f"{env.task.name}: worlds still running after the horizon ({env.task.horizon} steps)")
+    tr = {k: np.concatenate([b[k] for b in blocks], axis=0) for k in blocks[0]}
+    lengths = np.asarray(state["steps"])
+    wall = (time.perf_counter() - t0) / len(units)
+
+    records = []
+    for i, u in enumerate(units):
+        n = int(lengths[i])
+        code = int(tr["termination"][n - 1, i])
+        if code < 0:
+            raise RuntimeError(f"{u}: world {i} has length {n} but no termination at its last step")
+        result = episode_record(env.task.name, u.seed, float(np.sum(tr["reward"][:n, i], dtype=np.float64)), n,
+                                bool(tr["success"][n - 1, i]), env.termination_names[code],
+                                tr["activation"][:n, i], tr["qvel"][:n, i], tr["heel"][:n, i],
+                                env.control_dt_s, env.handles.muscle_names, emg_reference, wall)
+        record = result.as_dict()
+        record.update(method=u.method, task=u.task, perturbation=u.perturbation, scale=float(u.scale),
+                      seed=int(u.seed))
+        records.append(record)
+    return records
+
+
+def _load_emg(reference):
+    if reference is None or not isinstance(reference, (str, Path)):
+        return reference
+    from mskbench.metrics.emg import load_emg_reference
+
+    return load_emg_reference(reference)
+
+
+def run_units_batched(units: Iterable[Unit], spec: JobSpec | str, store, *, impl: str = "warp",
+                      batch_size: int = DEFAULT_BATCH_SIZE, emg_reference=None,
+                      progress: Callable[[dict], None] | None = None, chunk_steps: int = DEFAULT_CHUNK_STEPS,
+                      tasks: Mapping[str, object] | None = None) -> dict:
+    """Run the units the store lacks as batches of worlds and write each record.
+
+    Parameters
+    ----------
+    units, store:
+        As for :func:`~mskbench.eval.executors.run_units`: units already in the
+        store are skipped; each record is written in its own transaction as
+        soon as its batch finishes.
+    spec:
+        A :class:`~mskbench.eval.executors.JobSpec` or a policy spec: a built-in
+        or a PPO checkpoint (anything else is a ``ValueError``).
+    impl:
+        Physics of the :class:`~mskbench.envs.jax_env.TaskJaxEnv`: ``"warp"``,
+        ``"jax"`` or ``"cpu"``.
+    batch_size:
+        Worlds per batch (at most the task's number of units to run).
+    emg_reference:
+        A loaded EMG reference or its CSV path (default: the ``JobSpec``'s).
+    progress:
+        Called with each record after it is written.
+    chunk_steps:
+        Control steps per jitted scan block.
+    tasks:
+        Optional task objects by task id (a custom configuration of a task,
+        e.g. a shorter horizon), used instead of the registered task.
+
+    Returns counts: ``{"planned", "skipped", "written"}``.
+    """
+    from mskbench.envs.jax_env import TaskJaxEnv
+    from mskbench.sim.batched import check_impl
+
+    check_impl(impl)
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+    if chunk_steps < 1:
+        raise ValueError(f"chunk_steps must be >= 1, got {chunk_steps}")
+    policy_spec = spec.policy if isinstance(spec, JobSpec) else str(spec)
+    policy = batched_policy(policy_spec)
+    if emg_reference is None and isinstance(spec, JobSpec):
+        emg_reference = spec.emg_reference
+    emg_reference = _load_emg(emg_reference)
+    _jax()
+
+    units = sorted(set(units))
+    todo = store.missing(units)
+    log.info("%d units planned, %d already stored, %d to run (batched, impl=%s)",
+             len(units), len(units) - len(todo), len(todo), impl)
+    by_task: dict[str, list[Unit]] = {}
+    for u in todo:
+        by_task.setdefault(u.task, []).append(u)
+    params = policy.params()
+    written = 0
+    for task, group in by_task.items():
+        width = min(batch_size, len(group))
+        vary_gain = any(u.perturbation == "dynamics" and u.scale > 0 for u in group)
+        env = TaskJaxEnv((tasks or {}).get(task, task), num_envs=width, impl=impl, vary_gain=vary_gain, init_bank=1)
+        steps = min(chunk_steps, env.task.horizon)
+        runner = _runner(env, policy.bind(env), steps)
+        for start in range(0, len(group), width):
+            chunk = group[start:start + width]
+            for record in _run_chunk(env, runner, steps, params, chunk, width, emg_reference):
+                written += store.write(record)
+                if progress is not None:
+                    progress(record)
+            log.info("%s: %d of %d units done", task, min(start + width, len(group)), len(group))
+    return {"planned": len(units), "skipped": len(units) - len(todo), "written": written}
