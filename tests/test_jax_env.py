@@ -197,3 +197,15 @@ def test_gain_perturbation_uses_the_cpu_env_gains():
     _, info = cpu.reset(seed=4)
     np.testing.assert_allclose(np.asarray(state["gain"][0]), info["muscle_gain"], rtol=1e-6)
     np.testing.assert_array_equal(np.asarray(state["gain"][1]), 1.0)
+
+
+def test_cpu_backend_worlds_do_not_leak_into_each_other():
+    """A world steps bit-for-bit the same alone or beside others (warm starts travel with the state)."""
+    env = make(_short("Stand", 50), num_envs=2, impl="cpu", init_bank=1)
+    rng = np.random.default_rng(0)
+    actions = jnp.asarray(rng.uniform(-1, 1, (6, 2, 416)), jnp.float32)
+    alone, pair = env.reset_to([3]), env.reset_to([8, 3])
+    for a in actions:
+        alone, _ = env.step(alone, a[1:], auto_reset=False)
+        pair, _ = env.step(pair, a, auto_reset=False)
+    np.testing.assert_array_equal(np.asarray(alone["data"]["state"][0]), np.asarray(pair["data"]["state"][1]))

@@ -199,10 +199,10 @@ class TaskJaxEnv:
     def _world(self, prepared, ts, key, action_std, gain_range, gain=None):
         """A fresh world (all of the state but the counters)."""
         jax, jnp = _jax()
-        d = self.physics.init_one(prepared)
         k_gain, key = jax.random.split(key)
         if gain is None:
             gain = muscle_gain_scale(jax.random.uniform(k_gain, (N_MUSCLES,)), gain_range, jnp)
+        d = self.physics.init_one(prepared, gain.astype(jnp.float32) if self.vary_gain else None)
         world = {"data": d, "ts": ts, "steps": jnp.zeros((), jnp.int32), "success": jnp.zeros((), bool),
                  "done": jnp.zeros((), bool), "key": key, "obs": self._observe(d, ts),
                  "action_std": jnp.asarray(action_std, jnp.float32),

@@ -6,8 +6,9 @@ vmapped call into one host call for the whole batch):
 
 * ``prepare_initial(qpos, qvel)`` — NumPy (batch of) initial configurations
   in the backend's own representation, to keep on the device;
-* ``init_one(prepared)`` — a world at that configuration with the derived
-  quantities computed (MuJoCo's ``mj_forward``);
+* ``init_one(prepared, gain_scale=None)`` — a world at that configuration
+  with the derived quantities computed (MuJoCo's ``mj_forward``; muscle
+  forces with the world's gains);
 * ``step_one(data, ctrl, gain_scale=None)`` — ``frame_skip`` physics steps
   with ``ctrl`` held, the muscles' peak forces (active and passive F0) scaled
   by ``gain_scale`` (Eq. 6); returns ``(data, health)`` where ``health`` has

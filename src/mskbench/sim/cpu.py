@@ -73,14 +73,15 @@ class CpuSimulator:
         self.data.qvel[:] = qvel
         mujoco.mj_forward(self.model, self.data)
 
-    #: What :meth:`get_state` / :meth:`set_state` carry: everything the next step depends on.
-    STATE_SPEC = mujoco.mjtState.mjSTATE_FULLPHYSICS
+    #: What :meth:`get_state` / :meth:`set_state` carry: everything the next step depends on
+    #: (the full physics state and the constraint solver's warm start).
+    STATE_SPEC = int(mujoco.mjtState.mjSTATE_FULLPHYSICS) | int(mujoco.mjtState.mjSTATE_WARMSTART)
 
     def state_size(self) -> int:
         return int(mujoco.mj_stateSize(self.model, self.STATE_SPEC))
 
     def get_state(self) -> np.ndarray:
-        """The full physics state (time, qpos, qvel, act, warm start, mocap, ...) as float64."""
+        """The full physics state (time, qpos, qvel, act, mocap, ...) and the warm start, as float64."""
         out = np.empty(self.state_size())
         mujoco.mj_getState(self.model, self.data, out, self.STATE_SPEC)
         return out

@@ -1,7 +1,7 @@
 """MuJoCo C behind the batched-physics interface (``impl="cpu"``).
 
 Each world's full physics state (``mjSTATE_FULLPHYSICS``: time, ``qpos``,
-``qvel``, ``act``, the solver's warm start, mocap) travels through JAX as the
+``qvel``, ``act``, mocap; and ``mjSTATE_WARMSTART``, the solver's warm start) travels through JAX as the
 bit pattern of its float64 values (two ``uint32`` per value), so it survives
 JAX's default float32 mode exactly and a world continues exactly as the CPU
 environment's ``MjData`` would. A step is one ``jax.pure_callback`` for the
@@ -72,16 +72,20 @@ class HostPhysics:
         for k in self._shapes:
             out[k][i] = getattr(d, k)
 
-    def _host_init(self, qpos_bits, qvel_bits):
+    def _host_init(self, qpos_bits, qvel_bits, gain_scale=None):
         qpos, qvel = decode_f64(qpos_bits), decode_f64(qvel_bits)
         batch = qpos.shape[:-1]
         out = self._empty(batch)
         flat = self._flat(out, batch)
         qp, qv = qpos.reshape(-1, qpos.shape[-1]), qvel.reshape(-1, qvel.shape[-1])
-        self.sim.set_muscle_gain_scale(None)
-        for i in range(qp.shape[0]):
-            self.sim.reset(qp[i], qv[i])
-            self._read(flat, i)
+        gains = None if gain_scale is None else np.asarray(gain_scale, np.float64).reshape(-1, gain_scale.shape[-1])
+        try:
+            for i in range(qp.shape[0]):
+                self.sim.set_muscle_gain_scale(None if gains is None else gains[i])
+                self.sim.reset(qp[i], qv[i])
+                self._read(flat, i)
+        finally:
+            self.sim.set_muscle_gain_scale(None)
         return out
 
     def _host_step(self, state_bits, ctrl, gain_scale=None):
@@ -117,11 +121,14 @@ class HostPhysics:
     def prepare_initial(self, qpos: np.ndarray, qvel: np.ndarray):
         return {"qpos": encode_f64(qpos), "qvel": encode_f64(qvel)}
 
-    def init_one(self, prepared):
+    def init_one(self, prepared, gain_scale=None):
         import jax
+        import jax.numpy as jnp
 
-        return jax.pure_callback(self._host_init, self._spec(), prepared["qpos"], prepared["qvel"],
-                                 vmap_method="broadcast_all")
+        args = (prepared["qpos"], prepared["qvel"])
+        if gain_scale is not None:
+            args += (jnp.asarray(gain_scale, jnp.float32),)
+        return jax.pure_callback(self._host_init, self._spec(), *args, vmap_method="broadcast_all")
 
     def step_one(self, d, ctrl, gain_scale=None):
         import jax

@@ -78,11 +78,11 @@ class MjxPhysics:
     def prepare_initial(self, qpos: np.ndarray, qvel: np.ndarray):
         return {"qpos": np.asarray(qpos, np.float32), "qvel": np.asarray(qvel, np.float32)}
 
-    def init_one(self, prepared):
+    def init_one(self, prepared, gain_scale=None):
         _, _, mjx = mjx_imports()
         d = self.data0
         d = d.replace(qpos=prepared["qpos"].astype(d.qpos.dtype), qvel=prepared["qvel"].astype(d.qvel.dtype))
-        return mjx.forward(self.mx, d)
+        return mjx.forward(self.mx if gain_scale is None else self.model_with_gain(gain_scale), d)
 
     def model_with_gain(self, gain_scale):
         """The model with the muscles' F0 scaled (one world; batched under ``vmap``)."""
