@@ -13,7 +13,7 @@
 #    first on PYTHONPATH (an mskbench wheel is used only without a src/ tree).
 # 3. Prints the GPU and the installed versions and runs benchmarks/gpu_check.py,
 #    whose own budget (--budget-s, default 400 s) keeps the whole under 8 minutes;
-#    `timeout` ends it at GPU_CHECK_TIMEOUT_S (default 450 s) in any case.
+#    `timeout` ends it at GPU_CHECK_TIMEOUT_S (default 430 s) in any case.
 set -euo pipefail
 
 if [ $# -lt 1 ]; then
@@ -84,4 +84,4 @@ for m in ("jax", "numpy", "mujoco", "warp", "musclemimic_models", "gymnasium", "
         print(f"{m:20s} NOT IMPORTABLE: {type(exc).__name__}: {exc}")
 EOF
 export PYTHONUNBUFFERED=1
-exec timeout -k 10 "${GPU_CHECK_TIMEOUT_S:-450}" "$py" "$repo/benchmarks/gpu_check.py" "$@"
+exec timeout -k 10 "${GPU_CHECK_TIMEOUT_S:-430}" "$py" "$repo/benchmarks/gpu_check.py" "$@"
