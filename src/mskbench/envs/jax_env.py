@@ -249,11 +249,9 @@ class TaskJaxEnv:
         new["unstable_resets"] = w["unstable_resets"] + health["unstable"].astype(jnp.int32)
         new["overflows"] = w["overflows"] + health["overflow"].astype(jnp.int32)
         if auto_reset:
-            fresh = self._bank_world(k_reset, w["action_std"], w["gain_range"])
-            new = {k: (jax.tree_util.tree_map(lambda a, b: jnp.where(done, a, b), fresh[k], v)
-                       if k in fresh else v) for k, v in new.items()}
+            new = self._select(done, self._bank_world(k_reset, w["action_std"], w["gain_range"]), new)
         else:  # a finished world stays as it ended
-            new = jax.tree_util.tree_map(lambda old, nxt: jnp.where(w["done"], old, nxt), w, new)
+            new = self._select(w["done"], w, new)
         out = {"obs": new["obs"], "reward": reward, "terminated": terminated, "truncated": truncated,
                "final_obs": obs, "success": success, "reward_terms": terms, "termination": code}
         if record:
@@ -265,6 +263,19 @@ class TaskJaxEnv:
                    for k, v in out.items()}
             out["termination"] = jnp.where(w["done"], -1, code)
         return new, out
+
+    def _select(self, cond, a, b):
+        """World ``a`` where ``cond`` else ``b``, entry by entry (entries only ``b`` has are kept)."""
+        jax, jnp = _jax()
+        out = {}
+        for k, v in b.items():
+            if k not in a:
+                out[k] = v
+            elif k == "data":
+                out[k] = self.physics.where(cond, a[k], v)
+            else:
+                out[k] = jax.tree_util.tree_map(lambda x, y: jnp.where(cond, x, y), a[k], v)
+        return out
 
     # -- batch -------------------------------------------------------------------------------
     def _counters(self, world):

@@ -107,8 +107,9 @@ class MouseImitationJaxEnv:
     def start_at(self, clip: int, frame: float):
         """A batch of ``num_envs`` identical worlds at ``frame`` of ``clip`` (evaluation, parity tests)."""
         jax, jnp, _ = _imports()
-        d, c, f = self._start_one(jax.random.PRNGKey(0), jnp.int32(clip), jnp.float32(frame))
-        d, c, f = jax.tree_util.tree_map(lambda x: jnp.broadcast_to(x, (self.num_envs,) + x.shape), (d, c, f))
+        # vmapped (not a broadcast copy) so MuJoCo Warp's shared buffers keep their layout
+        d, c, f = jax.vmap(lambda k: self._start_one(k, jnp.int32(clip), jnp.float32(frame)))(
+            jax.random.split(jax.random.PRNGKey(0), self.num_envs))
         obs = jax.vmap(lambda d, c, f: self._flat(self._observe_one(d, c, f)))(d, c, f)
         return {"data": d, "clip": c, "frame": f, "key": jax.random.split(jax.random.PRNGKey(1), self.num_envs),
                 "obs": obs}
@@ -130,7 +131,7 @@ class MouseImitationJaxEnv:
         key, k_reset = jax.random.split(key)
         d_new, clip_new, frame_new = self._start_one(k_reset)
         reset = done & auto_reset
-        d = jax.tree_util.tree_map(lambda a, b: jnp.where(reset, a, b), d_new, d)
+        d = self.physics.where(reset, d_new, d)
         clip = jnp.where(reset, clip_new, clip)
         frame = jnp.where(reset, frame_new, frame)
         obs = jnp.where(reset, self._flat(self._observe_one(d, clip, frame)), final_obs)

@@ -16,6 +16,9 @@ vmapped call into one host call for the whole batch):
 * ``fields(data)`` — an object with MuJoCo's ``Data`` field names for
   :class:`~mskbench.sim.state.StateView`, so the task code reads every
   backend the same way;
+* ``where(cond, a, b)`` — world data ``a`` where ``cond`` else ``b`` (resets;
+  MuJoCo Warp keeps some buffers shared by all worlds, which a plain
+  ``tree_map`` would break);
 * ``bytes_per_world`` — the memory one world's data takes on the device.
 
 Backends (``impl``):

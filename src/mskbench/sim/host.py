@@ -142,3 +142,11 @@ class HostPhysics:
 
     def fields(self, d):
         return FieldView(d)
+
+    @staticmethod
+    def where(cond, a, b):
+        """World ``a`` where ``cond`` else ``b``."""
+        import jax
+        import jax.numpy as jnp
+
+        return jax.tree_util.tree_map(lambda x, y: jnp.where(cond, x, y), a, b)

@@ -101,6 +101,16 @@ class MjxPhysics:
     def fields(self, d):
         return MjxFields(d)
 
+    @staticmethod
+    def where(cond, a, b):
+        """World ``a`` where ``cond`` else ``b`` (one world, or per world under ``vmap``).
+
+        ``Data.where`` leaves MuJoCo Warp's shared buffers (contacts, constraint
+        rows: one pool for all worlds) alone; a plain ``tree_map`` would give
+        them a world axis, which MuJoCo Warp refuses.
+        """
+        return b.where(cond, a)
+
     # -- health ----------------------------------------------------------------------------
     @staticmethod
     def unstable(d):
