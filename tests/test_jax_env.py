@@ -87,7 +87,7 @@ def test_mjx_data_gives_the_cpu_signals(task):
     from mujoco import mjx
 
     cenv = MSKEnv(task)
-    jenv = TaskJaxEnv(task, num_envs=1, impl="jax", init_bank=1, check_memory=False)
+    jenv = TaskJaxEnv(task, num_envs=1, impl="jax", init_bank=1, check_memory=False, precompute_resets=False)
     signals = jax.jit(jenv.signals)
     cenv.reset(seed=5)
     rng = np.random.default_rng(1)
@@ -209,3 +209,19 @@ def test_cpu_backend_worlds_do_not_leak_into_each_other():
         alone, _ = env.step(alone, a[1:], auto_reset=False)
         pair, _ = env.step(pair, a, auto_reset=False)
     np.testing.assert_array_equal(np.asarray(alone["data"]["state"][0]), np.asarray(pair["data"]["state"][1]))
+
+
+def test_precomputed_resets_equal_resets_computed_anew():
+    """Auto-reset from the precomputed bank gives the worlds a fresh forward pass would give."""
+    kw = dict(num_envs=3, impl="cpu", init_bank=4, seed=2)
+    fast, slow = make(_short("Walk", 5), **kw), make(_short("Walk", 5), precompute_resets=False, **kw)
+    assert fast._bank_ready is not None and slow._bank_ready is None
+    a = jnp.zeros((3, 416), jnp.float32)
+    s_fast, s_slow = fast.reset(jax.random.PRNGKey(7)), slow.reset(jax.random.PRNGKey(7))
+    for _ in range(7):  # past the 5-step horizon: every world auto-resets once
+        s_fast, _ = fast.step(s_fast, a)
+        s_slow, _ = slow.step(s_slow, a)
+        for k in ("obs", "steps"):
+            np.testing.assert_array_equal(np.asarray(s_fast[k]), np.asarray(s_slow[k]))
+        np.testing.assert_array_equal(np.asarray(s_fast["data"]["state"]), np.asarray(s_slow["data"]["state"]))
+    assert int(np.asarray(s_fast["steps"]).max()) < 5

@@ -106,6 +106,10 @@ class TaskJaxEnv:
     init_bank, seed:
         :meth:`reset` draws initial states from ``init_bank`` states sampled
         for episode seeds ``seed .. seed + init_bank − 1``.
+    precompute_resets:
+        Compute the bank's worlds once (one batched forward pass at
+        construction) so that an auto-reset is a gather. Ignored with
+        per-world gains and on MuJoCo Warp, which compute a reset world anew.
     """
 
     functional = True
@@ -115,7 +119,7 @@ class TaskJaxEnv:
                  reward_weights: Mapping[str, float] | None = None, vary_gain: bool | None = None,
                  init_bank: int = 64, seed: int = 0, task_kwargs: Mapping[str, Any] | None = None,
                  memory_bytes: int = DEFAULT_MEMORY_BYTES, naconmax_per_world: int = 64,
-                 njmax: int | None = 1024, check_memory: bool = True):
+                 njmax: int | None = 1024, check_memory: bool = True, precompute_resets: bool = True):
         jax, jnp = _jax()
         check_impl(impl)
         if num_envs < 1:
@@ -153,6 +157,16 @@ class TaskJaxEnv:
         bank = self.initial_states(range(self.seed, self.seed + init_bank))
         self._bank = jax.tree_util.tree_map(jnp.asarray, bank)
         self._bank_size = int(init_bank)
+        # The bank's worlds, computed once, so an auto-reset is a gather rather than a forward pass.
+        # Not with per-world gains (the first observation's muscle forces depend on them), and not
+        # on MuJoCo Warp, whose data cannot be indexed by world (buffers are shared by all worlds).
+        self._bank_ready = None
+        if precompute_resets and not self.vary_gain and impl != "warp":
+            def ready(prepared, ts):
+                d = self.physics.init_one(prepared)
+                return d, self._observe(d, ts)
+
+            self._bank_ready = jax.jit(jax.vmap(ready))(self._bank["physics"], self._bank["ts"])
 
         init0 = self.task.initial_state(self._ctx, seed_streams(self.seed)["init"])
         view = self._ctx.forward(init0.qpos, init0.qvel)
@@ -196,15 +210,19 @@ class TaskJaxEnv:
         view = self._view(d)
         return flatten(observation_blocks(view, self.task.observation(view, ts, jnp), jnp), jnp, jnp.float32)
 
-    def _world(self, prepared, ts, key, action_std, gain_range, gain=None):
-        """A fresh world (all of the state but the counters)."""
+    def _world(self, prepared, ts, key, action_std, gain_range, gain=None, ready=None):
+        """A fresh world (all of the state but the counters); ``ready`` = its (data, obs) if known."""
         jax, jnp = _jax()
         k_gain, key = jax.random.split(key)
         if gain is None:
             gain = muscle_gain_scale(jax.random.uniform(k_gain, (N_MUSCLES,)), gain_range, jnp)
-        d = self.physics.init_one(prepared, gain.astype(jnp.float32) if self.vary_gain else None)
+        if ready is None:
+            d = self.physics.init_one(prepared, gain.astype(jnp.float32) if self.vary_gain else None)
+            obs = self._observe(d, ts)
+        else:
+            d, obs = ready
         world = {"data": d, "ts": ts, "steps": jnp.zeros((), jnp.int32), "success": jnp.zeros((), bool),
-                 "done": jnp.zeros((), bool), "key": key, "obs": self._observe(d, ts),
+                 "done": jnp.zeros((), bool), "key": key, "obs": obs,
                  "action_std": jnp.asarray(action_std, jnp.float32),
                  "gain_range": jnp.asarray(gain_range, jnp.float32)}
         if self.vary_gain:
@@ -216,7 +234,10 @@ class TaskJaxEnv:
         k_idx, k_world = jax.random.split(key)
         idx = jax.random.randint(k_idx, (), 0, self._bank_size)
         pick = jax.tree_util.tree_map(lambda x: x[idx], self._bank)
-        return self._world(pick["physics"], pick["ts"], k_world, action_std, gain_range)
+        ready = None
+        if self._bank_ready is not None:
+            ready = jax.tree_util.tree_map(lambda x: x[idx], self._bank_ready)
+        return self._world(pick["physics"], pick["ts"], k_world, action_std, gain_range, ready=ready)
 
     def _step_one(self, w, action, auto_reset: bool, record: bool):
         jax, jnp = _jax()

@@ -16,6 +16,9 @@ CPU environment's (the physics is the same code). It is not fast.
 
 from __future__ import annotations
 
+import copy
+import os
+from concurrent.futures import ThreadPoolExecutor
 from types import SimpleNamespace
 
 import mujoco
@@ -40,14 +43,29 @@ def decode_f64(bits) -> np.ndarray:
 
 
 class HostPhysics:
+    """MuJoCo C worlds behind the batched interface.
+
+    ``threads`` simulators (each with its own ``MjModel`` copy, since muscle
+    gains are set on the model) step contiguous slices of the batch in
+    parallel; MuJoCo releases the GIL while it steps. Default: one per CPU
+    core, at most 8.
+    """
+
     impl = "cpu"
 
-    def __init__(self, model: mujoco.MjModel, muscle_ids, frame_skip: int, *, handles=None):
+    def __init__(self, model: mujoco.MjModel, muscle_ids, frame_skip: int, *, handles=None,
+                 threads: int | None = None):
         if handles is None:
             handles = SimpleNamespace(muscle_ids=np.asarray(muscle_ids))
+        if threads is None:
+            threads = min(os.cpu_count() or 1, 8)
+        if threads < 1:
+            raise ValueError(f"threads must be >= 1, got {threads}")
         self.model = model
         self.frame_skip = int(frame_skip)
         self.sim = CpuSimulator(model, handles, frame_skip)
+        self._sims = [self.sim] + [CpuSimulator(copy.copy(model), handles, frame_skip) for _ in range(threads - 1)]
+        self._pool = ThreadPoolExecutor(threads, thread_name_prefix="mskbench-host") if threads > 1 else None
         self._n_state = self.sim.state_size()
         d = self.sim.data
         self._shapes = {k: np.shape(getattr(d, k)) for k in VIEW_FIELDS}
@@ -66,11 +84,22 @@ class HostPhysics:
         n = int(np.prod(batch, dtype=np.int64))
         return {k: v.reshape((n,) + v.shape[len(batch):]) for k, v in out.items()}
 
-    def _read(self, out, i):
-        d = self.sim.data
-        out["state"][i] = encode_f64(self.sim.get_state()[None])[0]
+    def _read(self, sim, out, i):
+        d = sim.data
+        out["state"][i] = encode_f64(sim.get_state()[None])[0]
         for k in self._shapes:
             out[k][i] = getattr(d, k)
+
+    def _parallel(self, n: int, work) -> None:
+        """``work(sim, start, stop)`` over contiguous slices of ``n`` worlds, one simulator each."""
+        k = min(len(self._sims), n)
+        bounds = np.linspace(0, n, k + 1).astype(int)
+        if self._pool is None or k <= 1:
+            work(self.sim, 0, n)
+            return
+        futures = [self._pool.submit(work, self._sims[j], bounds[j], bounds[j + 1]) for j in range(k)]
+        for f in futures:
+            f.result()
 
     def _host_init(self, qpos_bits, qvel_bits, gain_scale=None):
         qpos, qvel = decode_f64(qpos_bits), decode_f64(qvel_bits)
@@ -79,13 +108,17 @@ class HostPhysics:
         flat = self._flat(out, batch)
         qp, qv = qpos.reshape(-1, qpos.shape[-1]), qvel.reshape(-1, qvel.shape[-1])
         gains = None if gain_scale is None else np.asarray(gain_scale, np.float64).reshape(-1, gain_scale.shape[-1])
-        try:
-            for i in range(qp.shape[0]):
-                self.sim.set_muscle_gain_scale(None if gains is None else gains[i])
-                self.sim.reset(qp[i], qv[i])
-                self._read(flat, i)
-        finally:
-            self.sim.set_muscle_gain_scale(None)
+
+        def work(sim, start, stop):
+            try:
+                for i in range(start, stop):
+                    sim.set_muscle_gain_scale(None if gains is None else gains[i])
+                    sim.reset(qp[i], qv[i])
+                    self._read(sim, flat, i)
+            finally:
+                sim.set_muscle_gain_scale(None)
+
+        self._parallel(qp.shape[0], work)
         return out
 
     def _host_step(self, state_bits, ctrl, gain_scale=None):
@@ -95,16 +128,20 @@ class HostPhysics:
         states = decode_f64(state_bits).reshape(-1, self._n_state)
         ctrl = np.asarray(ctrl, np.float64).reshape(-1, ctrl.shape[-1])
         gains = None if gain_scale is None else np.asarray(gain_scale, np.float64).reshape(-1, gain_scale.shape[-1])
-        sim, d = self.sim, self.sim.data
-        try:
-            for i in range(states.shape[0]):
-                sim.set_muscle_gain_scale(None if gains is None else gains[i])
-                sim.set_state(states[i], forward=False)
-                flat["unstable"][i] = not sim.step(ctrl[i])
-                flat["overflow"][i] = any(d.warning[w].number for w in _OVERFLOW_WARNINGS)
-                self._read(flat, i)
-        finally:
-            sim.set_muscle_gain_scale(None)
+
+        def work(sim, start, stop):
+            d = sim.data
+            try:
+                for i in range(start, stop):
+                    sim.set_muscle_gain_scale(None if gains is None else gains[i])
+                    sim.set_state(states[i], forward=False)
+                    flat["unstable"][i] = not sim.step(ctrl[i])
+                    flat["overflow"][i] = any(d.warning[w].number for w in _OVERFLOW_WARNINGS)
+                    self._read(sim, flat, i)
+            finally:
+                sim.set_muscle_gain_scale(None)
+
+        self._parallel(states.shape[0], work)
         return out
 
     def _spec(self, batch=()):
