@@ -31,7 +31,6 @@ def env_speed(env, backend: str, steps: int) -> dict:
             env.step(a)
         return {"env_steps_per_s": steps * env.num_envs / (time.perf_counter() - t0)}
     import jax
-    import jax.numpy as jnp
 
     state = env.reset(jax.random.PRNGKey(0))
 

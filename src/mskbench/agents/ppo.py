@@ -45,6 +45,8 @@ from typing import Any
 
 import numpy as np
 
+from mskbench._jax import require_jax
+
 log = logging.getLogger(__name__)
 
 CHECKPOINT_VERSION = 1
@@ -89,12 +91,7 @@ class PPOConfig:
 
 # -- networks ---------------------------------------------------------------------------
 def _jax():
-    try:
-        import jax
-        import jax.numpy as jnp
-    except ImportError:
-        raise RuntimeError("training needs JAX: pip install 'mskbench[gpu]' (CPU JAX works too)") from None
-    return jax, jnp
+    return require_jax("training")
 
 
 def mlp_init(key, sizes: list[int], last_scale: float = 1.0):

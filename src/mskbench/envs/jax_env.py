@@ -47,6 +47,7 @@ from typing import Any
 import mujoco
 import numpy as np
 
+from mskbench._jax import require_jax
 from mskbench.body.myofullbody import DEFAULT_MEMORY_BYTES, N_MUSCLES, BodyHandles, build_model, default_qpos
 from mskbench.envs.observation import flatten, layout_of, observation_blocks
 from mskbench.envs.perturbations import Perturbation, draw_muscle_gain, muscle_gain_scale, noisy_action, seed_streams
@@ -63,12 +64,7 @@ RIGHT_HEEL = 2
 
 
 def _jax():
-    try:
-        import jax
-        import jax.numpy as jnp
-    except ImportError as exc:
-        raise RuntimeError(f"the JAX environment needs JAX ({exc}); pip install 'mskbench[gpu]'") from None
-    return jax, jnp
+    return require_jax("the JAX environment")
 
 
 def _stack_task_states(states: Sequence[Mapping[str, Any]]) -> dict[str, np.ndarray]:

@@ -62,6 +62,7 @@ from pathlib import Path
 
 import numpy as np
 
+from mskbench._jax import require_jax
 from mskbench.eval.executors import JobSpec
 from mskbench.eval.protocol import Unit, checkpoint_path, perturbation_for
 from mskbench.policies import BUILTIN_POLICIES
@@ -75,12 +76,7 @@ DEFAULT_CHUNK_STEPS = 50
 
 
 def _jax():
-    try:
-        import jax
-        import jax.numpy as jnp
-    except ImportError as exc:
-        raise RuntimeError(f"batched evaluation needs JAX ({exc}); pip install 'mskbench[gpu]'") from None
-    return jax, jnp
+    return require_jax("batched evaluation")
 
 
 # -- policies -----------------------------------------------------------------------------
