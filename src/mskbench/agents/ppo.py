@@ -603,10 +603,21 @@ def load_checkpoint(path: str | Path, expect_config: PPOConfig | None = None) ->
         return TrainState(params, opt, norm, int(z["steps"]), int(z["iteration"]), jnp.asarray(z["key"]))
 
 
-def load_policy_checkpoint(path: str | Path, obs_layout: dict[str, slice], obs_size: int):
-    """A deterministic policy from a checkpoint (for evaluation on any machine)."""
+def ppo_policy_checkpoint(path: str | Path, obs_layout: dict[str, slice], obs_size: int):
+    """This trainer's checkpoint as a :class:`~mskbench.agents.checkpoint.PolicyCheckpoint`."""
+    from mskbench.agents.checkpoint import PolicyCheckpoint
+
     with np.load(path, allow_pickle=False) as z:
         cfg = PPOConfig(**json.loads(str(z["config"])))
     state = load_checkpoint(path)
     split = ObsSplit.from_layout(obs_layout, obs_size) if cfg.policy == "encoder_decoder" else None
-    return make_policy(state.params, state.norm, cfg, split)
+    return PolicyCheckpoint(Path(path), "mskbench-ppo", state.params, np.asarray(state.norm.mean, np.float64),
+                            np.sqrt(np.asarray(state.norm.var, np.float64) + 1e-8), state.norm.clip,
+                            make_functions(cfg, split)[2])
+
+
+def load_policy_checkpoint(path: str | Path, obs_layout: dict[str, slice], obs_size: int):
+    """A deterministic policy from a checkpoint of any trainer (for evaluation on any machine)."""
+    from mskbench.agents.checkpoint import load
+
+    return load(path, obs_layout, obs_size).host_policy()

@@ -108,42 +108,31 @@ class _BuiltinPolicy:
 
 
 class _CheckpointPolicy:
-    """A PPO checkpoint's deterministic policy for a batch of worlds."""
+    """A checkpoint's deterministic policy (any trainer, :mod:`mskbench.agents.checkpoint`) for a batch."""
 
     def __init__(self, path: Path):
-        from mskbench.agents.ppo import PPOConfig, load_checkpoint
-
         self.path = Path(path)
-        with np.load(self.path, allow_pickle=False) as z:
-            self.cfg = PPOConfig(**json.loads(str(z["config"])))
-        state = load_checkpoint(self.path)
-        self.norm = state.norm
-        self._params = state.params
+        self._ckpt = None
 
     def params(self):
-        _, jnp = _jax()
-        return {"net": self._params, "mean": jnp.asarray(self.norm.mean, jnp.float32),
-                "std": jnp.asarray(np.sqrt(self.norm.var + 1e-8), jnp.float32)}
+        """The network parameters (after :meth:`bind`, which loads them for the task)."""
+        return None if self._ckpt is None else self._ckpt.params
 
     def bind(self, env) -> "Callable":
-        from mskbench.agents.ppo import ObsSplit, make_functions
+        from mskbench.agents.checkpoint import load
         from mskbench.envs.perturbations import noisy_observation
 
         jax, jnp = _jax()
-        if self.norm.mean.size != env.obs_size:
-            raise ValueError(f"checkpoint {self.path} expects observations of size {self.norm.mean.size}, "
-                             f"but task {env.task.name} has {env.obs_size}")
-        split = ObsSplit.from_layout(env.obs_layout, env.obs_size) if self.cfg.policy == "encoder_decoder" else None
-        deterministic = make_functions(self.cfg, split)[2]
-        clip = self.norm.clip
+        ckpt = load(self.path, env.obs_layout, env.obs_size)
+        self._ckpt = ckpt
 
         def act(params, obs, keys, obs_std):
-            # RunningNorm's normalisation, then Eq. 5 noise in the normalised space, then the network.
-            x = jnp.clip((obs - params["mean"]) / params["std"], -clip, clip).astype(jnp.float32)
+            # The trainer's normalisation, then Eq. 5 noise in the normalised space, then the network.
+            x = ckpt.normalize(obs, jnp)
             pair = jax.vmap(jax.random.split)(keys)
             eps = jax.vmap(lambda k: jax.random.normal(k, (x.shape[-1],), jnp.float32))(pair[:, 1])
             x = noisy_observation(x, obs_std[:, None], eps, xp=jnp)
-            return deterministic(params["net"], x), pair[:, 0]
+            return ckpt.deterministic(params, x), pair[:, 0]
 
         return act
 
@@ -310,7 +299,6 @@ def run_units_batched(units: Iterable[Unit], spec: JobSpec | str, store, *, impl
     by_task: dict[str, list[Unit]] = {}
     for u in todo:
         by_task.setdefault(u.task, []).append(u)
-    params = policy.params()
     written = 0
     for task, group in by_task.items():
         width = min(batch_size, len(group))
@@ -318,6 +306,7 @@ def run_units_batched(units: Iterable[Unit], spec: JobSpec | str, store, *, impl
         env = TaskJaxEnv((tasks or {}).get(task, task), num_envs=width, impl=impl, vary_gain=vary_gain, init_bank=1)
         steps = min(chunk_steps, env.task.horizon)
         runner = _runner(env, policy.bind(env), steps)
+        params = policy.params()
         for start in range(0, len(group), width):
             chunk = group[start:start + width]
             for record in _run_chunk(env, runner, steps, params, chunk, width, emg_reference):

@@ -1,0 +1,98 @@
+"""Policy checkpoints, whatever trained them, as one deterministic policy.
+
+A checkpoint is a ``.npz`` file. Its ``format`` entry names the trainer
+(absent: ``"mskbench-ppo"``, our PPO in :mod:`mskbench.agents.ppo`;
+``"brax-ppo"``: Brax's PPO through :mod:`mskbench.agents.brax_ppo`). Every
+format reduces to the same three parts, which is all the evaluation protocol
+needs — on the host (:meth:`PolicyCheckpoint.host_policy`) or batched on a
+device (:mod:`mskbench.eval.batched`):
+
+* the observation normalisation ``x = (obs − mean) / std`` (clipped to
+  ``±clip`` when the trainer clips), in whose space the protocol adds
+  observation noise (Eq. 5);
+* the network parameters;
+* ``deterministic(params, x) -> action`` in ``jax.numpy`` (traceable, batched).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+FORMATS = ("mskbench-ppo", "brax-ppo")
+
+
+@dataclass
+class PolicyCheckpoint:
+    path: Path
+    format: str
+    params: Any
+    mean: np.ndarray
+    std: np.ndarray
+    clip: float | None
+    deterministic: Callable
+
+    @property
+    def obs_size(self) -> int:
+        return int(self.mean.size)
+
+    def normalize(self, obs, xp=np):
+        """The trainer's normalisation (NumPy: in float64, as the trainers do; JAX: float32)."""
+        if xp is np:
+            x = (np.asarray(obs, np.float64) - self.mean) / self.std
+        else:
+            x = (obs - xp.asarray(self.mean, xp.float32)) / xp.asarray(self.std, xp.float32)
+        if self.clip is not None:
+            x = xp.clip(x, -self.clip, self.clip)
+        return x.astype(xp.float32)
+
+    def host_policy(self):
+        """``act(obs)`` / ``normalize_observation`` / ``act_normalized`` for the CPU protocol."""
+        import jax
+
+        fn = jax.jit(self.deterministic)
+        ckpt = self
+
+        class CheckpointPolicy:
+            def normalize_observation(self, obs):
+                return ckpt.normalize(np.asarray(obs, np.float32))
+
+            def act_normalized(self, x):
+                return np.asarray(fn(ckpt.params, x))
+
+            def act(self, obs):
+                return self.act_normalized(self.normalize_observation(obs))
+
+            def reset(self):
+                pass
+
+        return CheckpointPolicy()
+
+
+def checkpoint_format(path: str | Path) -> str:
+    with np.load(path, allow_pickle=False) as z:
+        fmt = str(z["format"]) if "format" in z.files else "mskbench-ppo"
+    if fmt not in FORMATS:
+        raise ValueError(f"{path}: unknown checkpoint format {fmt!r}; this mskbench reads {', '.join(FORMATS)}")
+    return fmt
+
+
+def load(path: str | Path, obs_layout: dict[str, slice], obs_size: int) -> PolicyCheckpoint:
+    """The deterministic policy of the checkpoint at ``path`` for a task with this observation layout."""
+    path = Path(path)
+    fmt = checkpoint_format(path)
+    if fmt == "brax-ppo":
+        from mskbench.agents.brax_ppo import load_brax_checkpoint
+
+        ckpt = load_brax_checkpoint(path)
+    else:
+        from mskbench.agents.ppo import ppo_policy_checkpoint
+
+        ckpt = ppo_policy_checkpoint(path, obs_layout, obs_size)
+    if ckpt.obs_size != obs_size:
+        raise ValueError(f"checkpoint {path} expects observations of size {ckpt.obs_size}, the task has {obs_size}")
+    return ckpt
