@@ -194,3 +194,12 @@ def test_cli_eval_backend_jax_with_emg_reference(tmp_path):
     assert r_jax[0]["emg"] == r_cpu[0]["emg"] and "gait cycle" in r_jax[0]["emg"]["absent"]
     assert s_jax["Walk"]["terminations"] == s_cpu["Walk"]["terminations"]
     _assert_records_match(r_cpu, r_jax)
+
+
+def test_a_checkpoint_of_an_unknown_format_is_a_clear_error(tmp_path):
+    from mskbench.agents.checkpoint import load
+
+    path = tmp_path / "other.npz"
+    np.savez(path, format=np.array("some-trainer"), weights=np.zeros(3))
+    with pytest.raises(ValueError, match="unknown checkpoint format 'some-trainer'.*mskbench-ppo"):
+        load(path, {}, 3)

@@ -1,10 +1,9 @@
 """Policy checkpoints, whatever trained them, as one deterministic policy.
 
 A checkpoint is a ``.npz`` file. Its ``format`` entry names the trainer
-(absent: ``"mskbench-ppo"``, our PPO in :mod:`mskbench.agents.ppo`;
-``"brax-ppo"``: Brax's PPO through :mod:`mskbench.agents.brax_ppo`). Every
-format reduces to the same three parts, which is all the evaluation protocol
-needs — on the host (:meth:`PolicyCheckpoint.host_policy`) or batched on a
+(absent: ``"mskbench-ppo"``, our PPO in :mod:`mskbench.agents.ppo`, the only
+one so far). Every format reduces to the same three parts, which is all the
+evaluation protocol needs — on the host (:meth:`PolicyCheckpoint.host_policy`) or batched on a
 device (:mod:`mskbench.eval.batched`):
 
 * the observation normalisation ``x = (obs − mean) / std`` (clipped to
@@ -23,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-FORMATS = ("mskbench-ppo", "brax-ppo")
+FORMATS = ("mskbench-ppo",)
 
 
 @dataclass
@@ -84,15 +83,10 @@ def checkpoint_format(path: str | Path) -> str:
 def load(path: str | Path, obs_layout: dict[str, slice], obs_size: int) -> PolicyCheckpoint:
     """The deterministic policy of the checkpoint at ``path`` for a task with this observation layout."""
     path = Path(path)
-    fmt = checkpoint_format(path)
-    if fmt == "brax-ppo":
-        from mskbench.agents.brax_ppo import load_brax_checkpoint
+    checkpoint_format(path)  # a checkpoint this version cannot read is an error that says so
+    from mskbench.agents.ppo import ppo_policy_checkpoint
 
-        ckpt = load_brax_checkpoint(path)
-    else:
-        from mskbench.agents.ppo import ppo_policy_checkpoint
-
-        ckpt = ppo_policy_checkpoint(path, obs_layout, obs_size)
+    ckpt = ppo_policy_checkpoint(path, obs_layout, obs_size)
     if ckpt.obs_size != obs_size:
         raise ValueError(f"checkpoint {path} expects observations of size {ckpt.obs_size}, the task has {obs_size}")
     return ckpt
