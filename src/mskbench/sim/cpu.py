@@ -86,17 +86,15 @@ class CpuSimulator:
         mujoco.mj_getState(self.model, self.data, out, self.STATE_SPEC)
         return out
 
-    def set_state(self, state: np.ndarray, forward: bool = True) -> None:
-        """Load a state from :meth:`get_state` (and, with ``forward``, recompute the
-        derived quantities; :meth:`step` does not need them).
+    def set_state(self, state: np.ndarray) -> None:
+        """Load a state from :meth:`get_state`, ready for :meth:`step` (which computes the derived
+        quantities itself; they are stale until then).
 
         The warning counters are cleared, so :meth:`step` reports only what
         happens after this state.
         """
         mujoco.mj_setState(self.model, self.data, np.asarray(state, np.float64), self.STATE_SPEC)
         self.data.warning.number[:] = 0
-        if forward:
-            mujoco.mj_forward(self.model, self.data)
 
     def step(self, ctrl: np.ndarray) -> bool:
         """Hold ``ctrl`` for ``frame_skip`` physics steps; False if the physics went unstable."""

@@ -134,7 +134,7 @@ class HostPhysics:
             try:
                 for i in range(start, stop):
                     sim.set_muscle_gain_scale(None if gains is None else gains[i])
-                    sim.set_state(states[i], forward=False)
+                    sim.set_state(states[i])
                     flat["unstable"][i] = not sim.step(ctrl[i])
                     flat["overflow"][i] = any(d.warning[w].number for w in _OVERFLOW_WARNINGS)
                     self._read(sim, flat, i)
