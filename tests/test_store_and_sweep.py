@@ -251,7 +251,7 @@ def test_emg_metric_wiring_on_walk(walk_env):
 
     import numpy as np
 
-    from mskbench.eval.episodes import _emg
+    from mskbench.eval.episodes import emg_metric
     from mskbench.metrics.emg import SANTUZ_TO_MYOFULLBODY, load_emg_reference
 
     path = Path(__file__).resolve().parents[2] / "shared" / "data" / "emg_reference" / "walking_treadmill_santuz.csv"
@@ -268,12 +268,12 @@ def test_emg_metric_wiring_on_walk(walk_env):
         for a in actuators:
             acts[:, names.index(a)] = 0.1 + 0.8 * env_curve
     heel = ((t % per_cycle) < 30).astype(float) * 100.0  # contact from each strike on
-    out = _emg(ref, acts, heel, walk_env)
+    out = emg_metric(ref, acts, heel, walk_env.task.name, names)
     assert out["cycles"] == cycles - 2  # strikes at 100, 200, 300 (sample 0 is no rising edge)
     assert set(out["per_muscle"]) == set(ref.muscles)
     assert min(out["per_muscle"].values()) > 0.99 and out["mean_r"] > 0.99
 
-    absent = _emg(ref, acts[:50], heel[:50], walk_env)
+    absent = emg_metric(ref, acts[:50], heel[:50], walk_env.task.name, names)
     assert "absent" in absent and "gait cycle" in absent["absent"]
 
 

@@ -63,6 +63,8 @@ JOINT_NAMES = {
 }
 #: Touch sensors in the order they appear in ``StateView.touch``.
 TOUCH_SENSORS = ("l_foot", "l_toes", "r_foot", "r_toes")
+#: Index of the right-heel sensor in ``StateView.touch`` (heel strikes for the EMG gait cycles).
+RIGHT_HEEL = TOUCH_SENSORS.index("r_foot")
 
 
 def xml_path() -> str:

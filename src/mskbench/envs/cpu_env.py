@@ -38,6 +38,8 @@ from mskbench.tasks.base import step_signals
 NONFINITE_POLICIES = ("raise", "clip")
 PHYSICS_UNSTABLE = "physics_unstable"
 TIME_LIMIT = "time_limit"
+#: Only the batched env ends a world this way (a full MuJoCo Warp contact buffer).
+CONTACT_OVERFLOW = "contact_overflow"
 
 
 class MSKEnv(gym.Env):

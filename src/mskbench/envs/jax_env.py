@@ -48,7 +48,9 @@ import mujoco
 import numpy as np
 
 from mskbench._jax import require_jax
-from mskbench.body.myofullbody import DEFAULT_MEMORY_BYTES, N_MUSCLES, BodyHandles, build_model, default_qpos
+from mskbench.body.myofullbody import (DEFAULT_MEMORY_BYTES, N_MUSCLES, RIGHT_HEEL, BodyHandles, build_model,
+                                       default_qpos)
+from mskbench.envs.cpu_env import CONTACT_OVERFLOW, PHYSICS_UNSTABLE, TIME_LIMIT
 from mskbench.envs.observation import flatten, layout_of, observation_blocks
 from mskbench.envs.perturbations import Perturbation, draw_muscle_gain, muscle_gain_scale, noisy_action, seed_streams
 from mskbench.sim.batched import check_fits, check_impl, make_physics
@@ -56,11 +58,6 @@ from mskbench.sim.state import StateView
 from mskbench.tasks import InitContext, Task, make_task
 from mskbench.tasks.base import step_signals
 
-PHYSICS_UNSTABLE = "physics_unstable"
-CONTACT_OVERFLOW = "contact_overflow"
-TIME_LIMIT = "time_limit"
-#: Index of the right-heel touch sensor in ``StateView.touch``.
-RIGHT_HEEL = 2
 
 
 def _jax():
@@ -143,7 +140,12 @@ class TaskJaxEnv:
         if check_memory:
             check_fits(self.num_envs, self.physics.bytes_per_world, what=f"{self.task.name} worlds ({impl})")
 
-        conditions = self.task.termination(self._ctx.forward(self._ctx.default_qpos), self._probe_ts(), np)
+        init0 = self.task.initial_state(self._ctx, seed_streams(seed)["init"])
+        view = self._ctx.forward(init0.qpos, init0.qvel)
+        self.obs_layout = layout_of(observation_blocks(view, self.task.observation(view, init0.task_state, np), np))
+        self.obs_size = next(reversed(self.obs_layout.values())).stop
+        self.action_size = N_MUSCLES
+        conditions = self.task.termination(view, init0.task_state, np)
         #: ``out["termination"]`` indexes this list (−1: still running).
         self.termination_names = (*conditions, TIME_LIMIT, PHYSICS_UNSTABLE, CONTACT_OVERFLOW)
         self._code = {n: i for i, n in enumerate(self.termination_names)}
@@ -164,20 +166,11 @@ class TaskJaxEnv:
 
             self._bank_ready = jax.jit(jax.vmap(ready))(self._bank["physics"], self._bank["ts"])
 
-        init0 = self.task.initial_state(self._ctx, seed_streams(self.seed)["init"])
-        view = self._ctx.forward(init0.qpos, init0.qvel)
-        self.obs_layout = layout_of(observation_blocks(view, self.task.observation(view, init0.task_state, np), np))
-        self.obs_size = next(reversed(self.obs_layout.values())).stop
-        self.action_size = N_MUSCLES
-
         self.reset = jax.jit(self._reset)
         self._reset_to = jax.jit(self._reset_to_impl)
         self.step = jax.jit(self._step, static_argnames=("auto_reset", "record"))
 
     # -- host-side sampling --------------------------------------------------------------
-    def _probe_ts(self):
-        return self.task.initial_state(self._ctx, np.random.default_rng(0)).task_state
-
     def initial_states(self, seeds) -> dict:
         """Initial states (physics, prepared for the backend, and task states) of episode ``seeds``.
 
@@ -242,7 +235,7 @@ class TaskJaxEnv:
         a = noisy_action(jnp.clip(a, -1.0, 1.0), w["action_std"], jax.random.normal(k_act, a.shape), jnp)
         d, health = self.physics.step_one(w["data"], 0.5 * (a + 1.0), w.get("gain"))
         steps = w["steps"] + 1
-        view = StateView(self.physics.fields(d), self.handles, jnp)
+        view = self._view(d)
         ts, terms, conditions, term_task, success = step_signals(self.task, view, w["ts"], steps, jnp)
         terms = {k: jnp.asarray(terms[k], jnp.float32) for k in self.reward_weights}
         bad = health["unstable"] | health["overflow"]

@@ -53,7 +53,6 @@ number of units in the chunk. Host memory for the traces is about
 
 from __future__ import annotations
 
-import json
 import logging
 import math
 import time

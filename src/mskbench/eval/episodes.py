@@ -33,14 +33,13 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from mskbench.envs.cpu_env import MSKEnv
+from mskbench.body.myofullbody import RIGHT_HEEL
+from mskbench.envs.cpu_env import CONTACT_OVERFLOW, PHYSICS_UNSTABLE, MSKEnv
 from mskbench.metrics import activation_cost, joint_smoothness, recruitment
 from mskbench.policies import Policy
 
 #: Tasks whose episodes are gait cycles that an EMG reference can be compared with.
 GAIT_TASKS = ("Walk", "Run", "Stairs")
-#: Index of the right-heel touch sensor in ``StateView.touch`` (heel strikes of the reference's leg).
-RIGHT_HEEL = 2
 
 
 @dataclass
@@ -73,7 +72,7 @@ def _act(policy, obs, env: MSKEnv):
 
 
 #: Terminations whose step carries no physical state (its activations and velocities are zeros).
-NONPHYSICAL_TERMINATIONS = ("physics_unstable", "contact_overflow")
+NONPHYSICAL_TERMINATIONS = (PHYSICS_UNSTABLE, CONTACT_OVERFLOW)
 
 
 def emg_metric(reference, activations: np.ndarray, heel: np.ndarray, task_name: str, muscle_names) -> dict:
@@ -89,10 +88,6 @@ def emg_metric(reference, activations: np.ndarray, heel: np.ndarray, task_name: 
     result = emg_similarity(activations, muscle_names, strikes, reference, on_constant="zero")
     return {"mean_r": float(result.mean_r), "cycles": int(result.n_cycles),
             "per_muscle": {k: float(v) for k, v in result.r.items()}}
-
-
-def _emg(reference, activations: np.ndarray, heel: np.ndarray, env: MSKEnv) -> dict:
-    return emg_metric(reference, activations, heel, env.task.name, env.handles.muscle_names)
 
 
 def episode_record(task_name: str, seed: int, rewards_sum: float, length: int, success: bool, termination: str,
