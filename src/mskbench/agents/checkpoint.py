@@ -41,13 +41,11 @@ class PolicyCheckpoint:
 
     def normalize(self, obs, xp=np):
         """The trainer's normalisation (NumPy: in float64, as the trainers do; JAX: float32)."""
+        from mskbench.agents.ppo import normalize
+
         if xp is np:
-            x = (np.asarray(obs, np.float64) - self.mean) / self.std
-        else:
-            x = (obs - xp.asarray(self.mean, xp.float32)) / xp.asarray(self.std, xp.float32)
-        if self.clip is not None:
-            x = xp.clip(x, -self.clip, self.clip)
-        return x.astype(xp.float32)
+            return normalize(np.asarray(obs, np.float64), self.mean, self.std, self.clip)
+        return normalize(obs, xp.asarray(self.mean, xp.float32), xp.asarray(self.std, xp.float32), self.clip, xp)
 
     def host_policy(self):
         """``act(obs)`` / ``normalize_observation`` / ``act_normalized`` for the CPU protocol."""

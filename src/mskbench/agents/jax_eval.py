@@ -21,6 +21,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from mskbench.agents.ppo import normalize
+
 
 class BatchedEvaluator:
     """``evaluator(policy) -> dict`` for policies from :func:`mskbench.agents.ppo.make_policy`.
@@ -61,7 +63,7 @@ class BatchedEvaluator:
 
             def body(c):
                 t, s, ret, length, success, term = c
-                x = jnp.clip((s["obs"] - mean) / std, -clip, clip).astype(jnp.float32)
+                x = normalize(s["obs"], mean, std, clip, jnp)
                 alive = jnp.logical_not(s["done"])
                 s, out = env.step(s, apply(params, x), auto_reset=False)
                 ended = out["terminated"] | out["truncated"]  # zero once a world has ended

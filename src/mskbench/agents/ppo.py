@@ -175,6 +175,15 @@ def gaussian_logp(x, mean, log_std):
 
 
 # -- observation normalisation ---------------------------------------------------------------
+def normalize(obs, mean, std, clip: float | None, xp=np):
+    """``(obs − mean) / std``, clipped to ``±clip`` (unless None), as float32: every normalisation of
+    observations for a policy (training rollouts, evaluations, checkpoints) is this one."""
+    x = (obs - mean) / std
+    if clip is not None:
+        x = xp.clip(x, -clip, clip)
+    return x.astype(xp.float32)
+
+
 @dataclass
 class RunningNorm:
     """Running mean / variance of observations (parallel Welford updates)."""
@@ -201,8 +210,7 @@ class RunningNorm:
         self.count = total
 
     def __call__(self, obs):
-        x = (np.asarray(obs) - self.mean) / np.sqrt(self.var + 1e-8)
-        return np.clip(x, -self.clip, self.clip).astype(np.float32)
+        return normalize(np.asarray(obs), self.mean, np.sqrt(self.var + 1e-8), self.clip)
 
 
 # -- optimiser -----------------------------------------------------------------------------
@@ -454,7 +462,7 @@ class _ScanCollector:
 
         def collect(params, mean, std, env_state, key):
             def norm(x):
-                return jnp.clip((x - mean) / std, -clip, clip).astype(jnp.float32)
+                return normalize(x, mean, std, clip, jnp)
 
             def one(carry, k):
                 env_state, ret = carry
