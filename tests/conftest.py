@@ -77,3 +77,49 @@ def _random_actions(seed: int, n: int, size: int = 416) -> np.ndarray:
 def random_actions():
     """``random_actions(seed, n)``: ``n`` seeded uniform actions in [-1, 1], float32 (n, 416)."""
     return _random_actions
+
+
+@pytest.fixture(scope="session")
+def short_task():
+    """``short_task(task, horizon)``: a fresh task instance with a shorter episode horizon."""
+    from mskbench.tasks import make_task
+
+    def make(task: str, horizon: int):
+        t = make_task(task)
+        t.horizon = horizon
+        return t
+
+    return make
+
+
+@pytest.fixture(scope="session")
+def forelimb_worlds():
+    """Three forelimb worlds for backend parity: two moving ones (world 1 with 0.6× muscle gains)
+    and one whose velocity is beyond mjMAXVAL (MuJoCo C would reset it). ``roll(physics, gains)``
+    initialises them, takes 5 steps at excitation 0.7 and returns the data and the first step's
+    ``unstable`` flags."""
+    from types import SimpleNamespace
+
+    jax = pytest.importorskip("jax")
+    jnp = jax.numpy
+    from mskbench.body.mouse_forelimb import MouseHandles, build_mouse_model
+
+    model = build_mouse_model()
+    mus = MouseHandles.from_model(model).muscle_ids
+    n = 3
+    qpos = np.tile(model.qpos0, (n, 1)) + np.array([0.0, 0.1, -0.1])[:, None]
+    qvel = np.zeros((n, model.nv))
+    qvel[2] = 1e12
+    gain = jnp.asarray(np.array([[1.0], [0.6], [1.0]]) * np.ones((n, mus.size)), jnp.float32)
+    ctrl = jnp.full((n, model.nu), 0.7, jnp.float32)
+
+    def roll(p, g):
+        init, step = jax.jit(jax.vmap(p.init_one)), jax.jit(jax.vmap(p.step_one))
+        d = init(jax.tree_util.tree_map(jnp.asarray, p.prepare_initial(qpos, qvel)), g)
+        flags = []
+        for _ in range(5):
+            d, health = step(d, ctrl, g)
+            flags.append(np.asarray(health["unstable"]))
+        return d, flags[0]
+
+    return SimpleNamespace(model=model, muscle_ids=mus, gain=gain, roll=roll)

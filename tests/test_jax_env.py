@@ -25,22 +25,15 @@ from mskbench.jax_env import PHYSICS_UNSTABLE, TaskJaxEnv, make  # noqa: E402
 from mskbench.sim.batched import check_fits  # noqa: E402
 from mskbench.sim.host import decode_f64, encode_f64  # noqa: E402
 from mskbench.sim.state import StateView  # noqa: E402
-from mskbench.tasks import make_task  # noqa: E402
 from mskbench.tasks.base import step_signals  # noqa: E402
 
 
-def _short(task: str, horizon: int):
-    t = make_task(task)
-    t.horizon = horizon
-    return t
-
-
 @pytest.mark.parametrize("task, action, steps", [("Stand", 0.0, 30), ("Walk", -1.0, 40), ("Reach", 0.0, 30)])
-def test_cpu_backend_follows_the_cpu_env(task, action, steps):
+def test_cpu_backend_follows_the_cpu_env(task, action, steps, short_task):
     seeds = [3, 11]
-    jenv = make(_short(task, steps), num_envs=2, impl="cpu", init_bank=1)
+    jenv = make(short_task(task, steps), num_envs=2, impl="cpu", init_bank=1)
     state = jenv.reset_to(seeds)
-    cenvs = [MSKEnv(_short(task, steps)) for _ in seeds]
+    cenvs = [MSKEnv(short_task(task, steps)) for _ in seeds]
     for i, (c, s) in enumerate(zip(cenvs, seeds)):
         obs, _ = c.reset(seed=s)
         np.testing.assert_allclose(np.asarray(state["obs"][i]), obs, rtol=1e-5, atol=1e-5)
@@ -116,48 +109,24 @@ def test_mjx_data_gives_the_cpu_signals(task):
             assert bool(conds["knee_dropped"])
 
 
-def test_mjx_stepping_matches_mujoco_c_on_a_small_muscle_model():
+def test_mjx_stepping_matches_mujoco_c_on_a_small_muscle_model(forelimb_worlds):
     """MJX (pure JAX) and MuJoCo C step the forelimb alike, per-world gains and all."""
-    from mskbench.body.mouse_forelimb import MouseHandles, build_mouse_model
     from mskbench.sim.host import HostPhysics
     from mskbench.sim.mjx import MjxPhysics
 
-    model = build_mouse_model()
-    mus = MouseHandles.from_model(model).muscle_ids
-    mjx_p, host_p = MjxPhysics(model, mus, 4, impl="jax"), HostPhysics(model, mus, 4)
-    n = 3
-    qpos = np.tile(model.qpos0, (n, 1)) + np.array([0.0, 0.1, -0.1])[:, None]
-    qvel = np.zeros((n, model.nv))
-    qvel[2] = 1e12  # beyond mjMAXVAL: MuJoCo C would reset this world
-    gain = jnp.asarray(np.array([[1.0], [0.6], [1.0]]) * np.ones((n, mus.size)), jnp.float32)
-    ctrl = jnp.full((n, model.nu), 0.7, jnp.float32)
-
-    def roll(p):
-        init = jax.jit(jax.vmap(p.init_one))
-        step = jax.jit(jax.vmap(p.step_one))
-        d = init(jax.tree_util.tree_map(jnp.asarray, p.prepare_initial(qpos, qvel)))
-        first = None
-        for _ in range(5):
-            d, health = step(d, ctrl, gain)
-            first = np.asarray(health["unstable"]) if first is None else first
-        return np.asarray(p.fields(d).qpos), first
-
-    q_mjx, bad_mjx = roll(mjx_p)
-    q_c, bad_c = roll(host_p)
+    w = forelimb_worlds
+    (d_mjx, bad_mjx), (d_c, bad_c) = (w.roll(p(w.model, w.muscle_ids, 4), w.gain) for p in (MjxPhysics, HostPhysics))
     # The first step flags the exploding world on both backends (the env then resets it).
     assert list(bad_mjx) == list(bad_c) == [False, False, True]
+    q_mjx, q_c = np.asarray(d_mjx.qpos), np.asarray(d_c["qpos"])
     np.testing.assert_allclose(q_mjx[:2], q_c[:2], atol=2e-4)
     # The weaker muscles of world 1 make a visible difference (the check above is not vacuous).
-    g_host = HostPhysics(model, mus, 4)
-    d = jax.vmap(g_host.init_one)(jax.tree_util.tree_map(jnp.asarray, g_host.prepare_initial(qpos[1:2], qvel[1:2])))
-    d, _ = jax.vmap(g_host.step_one)(d, ctrl[1:2], jnp.ones((1, mus.size), jnp.float32))
-    for _ in range(4):
-        d, _ = jax.vmap(g_host.step_one)(d, ctrl[1:2], jnp.ones((1, mus.size), jnp.float32))
-    assert np.abs(np.asarray(g_host.fields(d).qpos)[0] - q_c[1]).max() > 1e-3
+    d_nominal, _ = w.roll(HostPhysics(w.model, w.muscle_ids, 4), None)
+    assert np.abs(np.asarray(d_nominal["qpos"])[1] - q_c[1]).max() > 1e-3
 
 
-def test_an_unstable_world_is_counted_reset_and_not_propagated():
-    env = make(_short("Stand", 50), num_envs=2, impl="cpu", init_bank=2)
+def test_an_unstable_world_is_counted_reset_and_not_propagated(short_task):
+    env = make(short_task("Stand", 50), num_envs=2, impl="cpu", init_bank=2)
     state = env.reset(jax.random.PRNGKey(0))
     bits = np.array(state["data"]["state"])
     phys = decode_f64(bits)
@@ -199,9 +168,9 @@ def test_gain_perturbation_uses_the_cpu_env_gains():
     np.testing.assert_array_equal(np.asarray(state["gain"][1]), 1.0)
 
 
-def test_cpu_backend_worlds_do_not_leak_into_each_other():
+def test_cpu_backend_worlds_do_not_leak_into_each_other(short_task):
     """A world steps bit-for-bit the same alone or beside others (warm starts travel with the state)."""
-    env = make(_short("Stand", 50), num_envs=2, impl="cpu", init_bank=1)
+    env = make(short_task("Stand", 50), num_envs=2, impl="cpu", init_bank=1)
     rng = np.random.default_rng(0)
     actions = jnp.asarray(rng.uniform(-1, 1, (6, 2, 416)), jnp.float32)
     alone, pair = env.reset_to([3]), env.reset_to([8, 3])
@@ -211,10 +180,10 @@ def test_cpu_backend_worlds_do_not_leak_into_each_other():
     np.testing.assert_array_equal(np.asarray(alone["data"]["state"][0]), np.asarray(pair["data"]["state"][1]))
 
 
-def test_precomputed_resets_equal_resets_computed_anew():
+def test_precomputed_resets_equal_resets_computed_anew(short_task):
     """Auto-reset from the precomputed bank gives the worlds a fresh forward pass would give."""
     kw = dict(num_envs=3, impl="cpu", init_bank=4, seed=2)
-    fast, slow = make(_short("Walk", 5), **kw), make(_short("Walk", 5), precompute_resets=False, **kw)
+    fast, slow = make(short_task("Walk", 5), **kw), make(short_task("Walk", 5), precompute_resets=False, **kw)
     assert fast._bank_ready is not None and slow._bank_ready is None
     a = jnp.zeros((3, 416), jnp.float32)
     s_fast, s_slow = fast.reset(jax.random.PRNGKey(7)), slow.reset(jax.random.PRNGKey(7))
@@ -225,3 +194,23 @@ def test_precomputed_resets_equal_resets_computed_anew():
             np.testing.assert_array_equal(np.asarray(s_fast[k]), np.asarray(s_slow[k]))
         np.testing.assert_array_equal(np.asarray(s_fast["data"]["state"]), np.asarray(s_slow["data"]["state"]))
     assert int(np.asarray(s_fast["steps"]).max()) < 5
+
+
+def test_mjx_wrapping_rule_difference_is_announced_once(monkeypatch):
+    """MJX 3.17 wraps tendons with side sites by MuJoCo 3.x's rule; with MuJoCo 4 C that is said, once."""
+    import warnings
+
+    from mskbench.body.mouse_forelimb import build_mouse_model
+    from mskbench.body.myofullbody import build_model
+    from mskbench.sim import parity
+
+    monkeypatch.setattr(parity, "_warned", False)
+    body = build_model()
+    assert parity.side_site_wraps(body) > 100 and parity.side_site_wraps(build_mouse_model()) == 0
+    if not parity.mjx_uses_old_wrapping():
+        pytest.skip("the installed MJX follows MuJoCo C's wrapping rule")
+    with pytest.warns(RuntimeWarning, match=r"side site.*impl='warp'"):
+        parity.warn_if_skewed(body)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        parity.warn_if_skewed(body)  # once per process

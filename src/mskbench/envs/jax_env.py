@@ -102,7 +102,7 @@ class TaskJaxEnv:
     precompute_resets:
         Compute the bank's worlds once (one batched forward pass at
         construction) so that an auto-reset is a gather. Ignored with
-        per-world gains and on MuJoCo Warp, which compute a reset world anew.
+        per-world gains, which compute a reset world anew.
     """
 
     functional = True
@@ -136,9 +136,10 @@ class TaskJaxEnv:
                                 default_qpos(self.model, self.handles), self.control_dt_s)
         self.task.bind(self._ctx)
         self.physics = make_physics(self.model, self.handles.muscle_ids, frame_skip, impl, handles=self.handles,
-                                    naconmax=naconmax_per_world * self.num_envs, njmax=njmax)
+                                    naconmax_per_world=naconmax_per_world, njmax=njmax)
         if check_memory:
             check_fits(self.num_envs, self.physics.bytes_per_world, what=f"{self.task.name} worlds ({impl})")
+        self.physics.prepare(self.num_envs, gains=self.vary_gain)
 
         init0 = self.task.initial_state(self._ctx, seed_streams(seed)["init"])
         view = self._ctx.forward(init0.qpos, init0.qvel)
@@ -156,10 +157,10 @@ class TaskJaxEnv:
         self._bank = jax.tree_util.tree_map(jnp.asarray, bank)
         self._bank_size = int(init_bank)
         # The bank's worlds, computed once, so an auto-reset is a gather rather than a forward pass.
-        # Not with per-world gains (the first observation's muscle forces depend on them), and not
-        # on MuJoCo Warp, whose data cannot be indexed by world (buffers are shared by all worlds).
+        # Not with per-world gains (the first observation's muscle forces depend on them).
         self._bank_ready = None
-        if precompute_resets and not self.vary_gain and impl != "warp":
+        if precompute_resets and not self.vary_gain:
+            self.physics.prepare(self._bank_size)
             def ready(prepared, ts):
                 d = self.physics.init_one(prepared)
                 return d, self._observe(d, ts)
@@ -323,6 +324,7 @@ class TaskJaxEnv:
             raise ValueError("muscle-gain perturbation needs an environment made with vary_gain=True")
         initial = jax.tree_util.tree_map(jnp.asarray, self.initial_states(seeds))
         gain = jnp.asarray(self.muscle_gains(seeds, gain_range))
+        self.physics.prepare(n, gains=self.vary_gain)
         keys = jax.random.split(jax.random.PRNGKey(0) if key is None else key, n)
         return self._reset_to(initial, keys, jnp.asarray(action_std), jnp.asarray(gain_range), gain)
 

@@ -16,17 +16,21 @@ vmapped call into one host call for the whole batch):
 * ``fields(data)`` — an object with MuJoCo's ``Data`` field names for
   :class:`~mskbench.sim.state.StateView`, so the task code reads every
   backend the same way;
-* ``where(cond, a, b)`` — world data ``a`` where ``cond`` else ``b`` (resets;
-  MuJoCo Warp keeps some buffers shared by all worlds, which a plain
-  ``tree_map`` would break);
+* ``where(cond, a, b)`` — world data ``a`` where ``cond`` else ``b`` (resets);
+* ``prepare(nworld, gains=False)`` — allocate what batches of ``nworld``
+  worlds need before a compiled call sees them (MuJoCo Warp; a no-op
+  elsewhere);
 * ``bytes_per_world`` — the memory one world's data takes on the device.
 
 Backends (``impl``):
 
 ``"jax"``
-    MJX in pure JAX (:mod:`mskbench.sim.mjx`): any JAX device.
+    MJX in pure JAX (:mod:`mskbench.sim.mjx`): any JAX device. MJX 3.17
+    wraps a few MyoFullBody muscles differently from MuJoCo 4.0
+    (:mod:`mskbench.sim.parity`).
 ``"warp"``
-    MJX on MuJoCo Warp (:mod:`mskbench.sim.mjx`): NVIDIA GPUs, fastest.
+    MuJoCo Warp through Warp's JAX FFI (:mod:`mskbench.sim.mjwarp`):
+    NVIDIA GPUs, fastest; also runs on Warp's CPU device.
 ``"cpu"``
     MuJoCo C called from JAX (:mod:`mskbench.sim.host`): the physics of the
     CPU environment, bit for bit, behind the same functional interface. It
@@ -37,7 +41,7 @@ Instability follows MuJoCo C's own checks: a world is *unstable* when any
 of ``qpos``, ``qvel``, ``qacc`` or ``act`` is non-finite or larger in
 magnitude than ``mjMAXVAL`` (1e10) — the conditions under which MuJoCo C
 warns and resets the data. *Overflow* is a full contact or constraint buffer
-(MuJoCo Warp drops contacts beyond ``naconmax`` silently); the pure-JAX MJX
+(MuJoCo Warp drops contacts beyond its buffers and goes on); the pure-JAX MJX
 backend has a fixed contact set and cannot overflow.
 """
 
@@ -58,6 +62,25 @@ VIEW_FIELDS = ("qpos", "qvel", "act", "xpos", "xmat", "xquat", "xipos", "cvel", 
 STEP_WORKSPACE_FACTOR = 4.0
 
 
+def unstable(qpos, qvel, qacc, act):
+    """MuJoCo C's reset conditions for one world: a non-finite or > ``MAXVAL`` entry (``jax.numpy``)."""
+    import jax.numpy as jnp
+
+    bad = jnp.zeros((), bool)
+    for x in (qpos, qvel, qacc, act):
+        if x.size:
+            bad = bad | ~jnp.all(jnp.isfinite(x)) | jnp.any(jnp.abs(x) > MAXVAL)
+    return bad
+
+
+def tree_where(cond, a, b):
+    """World ``a`` where ``cond`` else ``b``, leaf by leaf (worlds held as plain arrays)."""
+    import jax
+    import jax.numpy as jnp
+
+    return jax.tree_util.tree_map(lambda x, y: jnp.where(cond, x, y), a, b)
+
+
 def check_impl(impl: str) -> str:
     if impl not in IMPLS:
         raise ValueError(f"impl must be one of {', '.join(repr(i) for i in IMPLS)}, got {impl!r}")
@@ -65,8 +88,8 @@ def check_impl(impl: str) -> str:
 
 
 def make_physics(model: mujoco.MjModel, muscle_ids, frame_skip: int, impl: str = "jax", *,
-                 handles=None, naconmax: int | None = None, njmax: int | None = None):
-    """The batched physics backend ``impl`` for ``model``."""
+                 handles=None, naconmax_per_world: int = 64, njmax: int | None = 1024):
+    """The batched physics backend ``impl`` for ``model`` (buffer sizes: MuJoCo Warp only)."""
     check_impl(impl)
     if frame_skip < 1:
         raise ValueError(f"frame_skip must be >= 1, got {frame_skip}")
@@ -74,9 +97,13 @@ def make_physics(model: mujoco.MjModel, muscle_ids, frame_skip: int, impl: str =
         from mskbench.sim.host import HostPhysics
 
         return HostPhysics(model, muscle_ids, frame_skip, handles=handles)
+    if impl == "warp":
+        from mskbench.sim.mjwarp import WarpPhysics
+
+        return WarpPhysics(model, muscle_ids, frame_skip, naconmax_per_world=naconmax_per_world, njmax=njmax)
     from mskbench.sim.mjx import MjxPhysics
 
-    return MjxPhysics(model, muscle_ids, frame_skip, impl=impl, naconmax=naconmax, njmax=njmax)
+    return MjxPhysics(model, muscle_ids, frame_skip)
 
 
 def device_memory_bytes() -> tuple[int | None, str]:

@@ -24,7 +24,7 @@ from types import SimpleNamespace
 import mujoco
 import numpy as np
 
-from mskbench.sim.batched import VIEW_FIELDS, FieldView
+from mskbench.sim.batched import VIEW_FIELDS, FieldView, tree_where
 from mskbench.sim.cpu import CpuSimulator
 
 _OVERFLOW_WARNINGS = (mujoco.mjtWarning.mjWARN_CONTACTFULL, mujoco.mjtWarning.mjWARN_CNSTRFULL)
@@ -177,13 +177,10 @@ class HostPhysics:
         new = jax.pure_callback(self._host_step, self._spec(), *args, vmap_method="broadcast_all")
         return new, {"unstable": new["unstable"], "overflow": new["overflow"]}
 
+    def prepare(self, nworld: int, gains: bool = False) -> None:
+        """Nothing to allocate ahead for this backend."""
+
     def fields(self, d):
         return FieldView(d)
 
-    @staticmethod
-    def where(cond, a, b):
-        """World ``a`` where ``cond`` else ``b``."""
-        import jax
-        import jax.numpy as jnp
-
-        return jax.tree_util.tree_map(lambda x, y: jnp.where(cond, x, y), a, b)
+    where = staticmethod(tree_where)

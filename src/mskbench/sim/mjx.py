@@ -1,8 +1,7 @@
-"""MJX physics (pure JAX or MuJoCo Warp) behind the batched-physics interface.
+"""MJX physics (pure JAX) behind the batched-physics interface.
 
 See :mod:`mskbench.sim.batched` for the interface. Requires ``mujoco-mjx``
-(``pip install 'mskbench[gpu]'``); ``impl="warp"`` also needs MuJoCo Warp
-(``mujoco-warp``, ``warp-lang``) and an NVIDIA GPU.
+(``pip install 'mskbench[gpu]'``).
 """
 
 from __future__ import annotations
@@ -10,7 +9,8 @@ from __future__ import annotations
 import mujoco
 import numpy as np
 
-from mskbench.sim.batched import MAXVAL
+from mskbench.sim.batched import unstable
+from mskbench.sim.parity import warn_if_skewed
 
 
 def mjx_imports():
@@ -45,29 +45,22 @@ class MjxFields:
 
 
 class MjxPhysics:
-    """Worlds of one model on MJX.
+    """Worlds of one model on MJX in pure JAX (``impl="jax"``).
 
-    Parameters
-    ----------
-    naconmax, njmax:
-        MuJoCo Warp buffer sizes (contacts across all worlds; constraint rows
-        per world); ignored by ``impl="jax"``. A full buffer is reported as
-        ``overflow`` by :meth:`step_one`.
+    MuJoCo Warp has its own backend (:mod:`mskbench.sim.mjwarp`): MJX 3.17's
+    copy of it follows MuJoCo 3.x's tendon-wrapping rule, as this pure-JAX
+    MJX does (:mod:`mskbench.sim.parity`).
     """
 
-    def __init__(self, model: mujoco.MjModel, muscle_ids, frame_skip: int, impl: str = "jax", *,
-                 naconmax: int | None = None, njmax: int | None = None):
+    impl = "jax"
+
+    def __init__(self, model: mujoco.MjModel, muscle_ids, frame_skip: int):
         jax, jnp, mjx = mjx_imports()
-        if impl not in ("jax", "warp"):
-            raise ValueError(f"MJX impl must be 'jax' or 'warp', got {impl!r}")
-        self.impl = impl
+        warn_if_skewed(model)
         self.model = model
         self.frame_skip = int(frame_skip)
-        self.mx = mjx.put_model(model, impl=impl)
-        if impl == "warp":
-            self.data0 = mjx.make_data(model, impl=impl, naconmax=naconmax, njmax=njmax)
-        else:
-            self.data0 = mjx.make_data(self.mx, impl=impl)
+        self.mx = mjx.put_model(model, impl="jax")
+        self.data0 = mjx.make_data(self.mx, impl="jax")
         muscle_ids = np.asarray(muscle_ids)
         self._mus = jnp.asarray(muscle_ids)
         self._gain0 = jnp.asarray(model.actuator_gainprm[muscle_ids, 2], jnp.float32)
@@ -96,38 +89,22 @@ class MjxPhysics:
         m = self.mx if gain_scale is None else self.model_with_gain(gain_scale)
         d = d.replace(ctrl=ctrl.astype(d.ctrl.dtype))
         d = jax.lax.fori_loop(0, self.frame_skip, lambda _, x: mjx.step(m, x), d)
-        return d, {"unstable": self.unstable(d), "overflow": self.overflow(d)}
+        # A pure-JAX MJX world has a fixed contact set: nothing can overflow.
+        return d, {"unstable": self.unstable(d), "overflow": jax.numpy.zeros((), bool)}
+
+    def prepare(self, nworld: int, gains: bool = False) -> None:
+        """Nothing to allocate ahead for this backend."""
 
     def fields(self, d):
         return MjxFields(d)
 
     @staticmethod
     def where(cond, a, b):
-        """World ``a`` where ``cond`` else ``b`` (one world, or per world under ``vmap``).
-
-        ``Data.where`` leaves MuJoCo Warp's shared buffers (contacts, constraint
-        rows: one pool for all worlds) alone; a plain ``tree_map`` would give
-        them a world axis, which MuJoCo Warp refuses.
-        """
+        """World ``a`` where ``cond`` else ``b`` (one world, or per world under ``vmap``)."""
         return b.where(cond, a)
 
     # -- health ----------------------------------------------------------------------------
     @staticmethod
     def unstable(d):
-        """MuJoCo C's reset conditions: a non-finite or > mjMAXVAL ``qpos``, ``qvel``, ``qacc`` or ``act``."""
-        _, jnp, _ = mjx_imports()
-        bad = jnp.zeros((), bool)
-        for x in (d.qpos, d.qvel, d.qacc, d.act):
-            if x.size:
-                bad = bad | ~jnp.all(jnp.isfinite(x)) | jnp.any(jnp.abs(x) > MAXVAL)
-        return bad
-
-    def overflow(self, d):
-        """A full MuJoCo Warp contact or constraint buffer (always False for ``impl="jax"``)."""
-        _, jnp, _ = mjx_imports()
-        impl = getattr(d, "_impl", None)
-        full = jnp.zeros((), bool)
-        for count, cap in (("nacon", "naconmax"), ("nefc", "njmax")):
-            if impl is not None and hasattr(impl, count) and hasattr(impl, cap):
-                full = full | jnp.any(jnp.asarray(getattr(impl, count)) >= getattr(impl, cap))
-        return full
+        """MuJoCo C's reset conditions (:func:`mskbench.sim.batched.unstable`)."""
+        return unstable(d.qpos, d.qvel, d.qacc, d.act)

@@ -1,0 +1,291 @@
+"""MuJoCo Warp behind the batched-physics interface (``impl="warp"``).
+
+MuJoCo Warp (``mujoco-warp``, NVIDIA Warp kernels) is called from JAX
+through Warp's FFI (``warp.jax_callable``): one call steps the whole batch
+(``vmap_method="broadcast_all"``). It runs on NVIDIA GPUs and, slower, on
+Warp's CPU device, which is how the test suite checks it.
+
+Why not MJX's Warp implementation: ``mujoco-mjx`` 3.17 (the newest on PyPI)
+ships its own MuJoCo Warp, which wraps spatial tendons around cylinders and
+spheres with side sites by MuJoCo 3.x's rule. MuJoCo 4.0 changed that rule,
+and ``mujoco-warp`` 4.0 follows it. With MuJoCo 4.0 C on the CPU, MJX's copy
+gives MyoFullBody muscles (rectus femoris, teres major, latissimus, biceps
+long head, supinator, ...) lengths up to 17 cm away from the CPU
+environment's; this backend agrees with it to float32 rounding
+(:mod:`mskbench.sim.parity`).
+
+Each world's state is MuJoCo's ``mjSTATE_FULLPHYSICS | mjSTATE_WARMSTART``
+vector (``mujoco_warp.get_state``/``set_state``, the same layout as
+``mj_getState``), so a world continues exactly where it stopped, whatever
+else shares the batch. A step loads the batch's states into one
+``mujoco_warp.Data`` (kept per batch size and device), runs ``frame_skip``
+steps and reads back the state and the fields the task code needs.
+Per-world muscle gains use MuJoCo Warp's per-world model fields
+(``actuator_gainprm``/``biasprm`` with a world axis).
+
+A full contact or constraint buffer sets MuJoCo Warp's per-world
+``overflow`` bits; they are reported as ``overflow`` (MuJoCo Warp itself
+drops the extra contacts and goes on).
+"""
+
+# No ``from __future__ import annotations``: Warp reads the FFI function's argument types as objects.
+import copy
+import os
+from typing import Any
+
+import mujoco
+import numpy as np
+
+from mskbench.sim.batched import VIEW_FIELDS, FieldView, tree_where, unstable
+
+#: The per-world state: everything that determines the next step (as ``mj_getState``).
+STATE_SIG = int(mujoco.mjtState.mjSTATE_FULLPHYSICS | mujoco.mjtState.mjSTATE_WARMSTART)
+
+
+def warp_imports():
+    try:
+        import warp as wp
+
+        import mujoco_warp as mjw
+    except ImportError as exc:
+        raise RuntimeError(f'impl="warp" needs MuJoCo Warp ({exc}); pip install "mskbench[warp]"') from None
+    return wp, mjw
+
+
+def _buffer_overflows(mjw) -> int:
+    """MuJoCo Warp's overflow bits that mean a full buffer (not a solver iteration limit)."""
+    names = ("NEFC", "NJMAX_NNZ", "BROADPHASE", "NARROWPHASE", "CCD", "HFIELD", "NVMAX", "EPA_HORIZON")
+    bits = 0
+    for name in names:
+        bits |= int(getattr(mjw.OverflowType, name, 0))
+    return bits
+
+
+class WarpPhysics:
+    """Worlds of one model on MuJoCo Warp.
+
+    Parameters
+    ----------
+    naconmax_per_world, njmax:
+        Buffer sizes: contacts per world (MuJoCo Warp pools them across the
+        batch) and constraint rows per world. A full buffer is reported as
+        ``overflow`` by :meth:`step_one`.
+    graph_mode:
+        Warp's CUDA graph mode for the FFI call, a name of
+        ``warp.JaxCallableGraphMode`` (on the CPU no graph is used). Default:
+        the environment variable ``MSKBENCH_WARP_GRAPH_MODE``, else
+        ``"WARP_STAGED"``: Warp captures the step once against stable staging
+        buffers and replays it, whatever buffers JAX hands in.
+    """
+
+    impl = "warp"
+
+    def __init__(self, model: mujoco.MjModel, muscle_ids, frame_skip: int, *, naconmax_per_world: int = 64,
+                 njmax: int | None = 1024, graph_mode: str | None = None):
+        import jax
+
+        wp, mjw = warp_imports()
+        self._wp, self._mjw = wp, mjw
+        self.model = model
+        self.frame_skip = int(frame_skip)
+        self.naconmax_per_world = int(naconmax_per_world)
+        self.njmax = njmax
+        self._mus = np.asarray(muscle_ids)
+        self._n_state = int(mujoco.mj_stateSize(model, STATE_SIG))
+        self._overflow_bits = _buffer_overflows(mjw)
+        self._models: dict = {}   # device -> mujoco_warp.Model
+        self._worlds: dict = {}   # (device, nworld, gains) -> (Model, Data)
+
+        d = mujoco.MjData(model)
+        self._shapes = {k: np.shape(getattr(d, k)) for k in VIEW_FIELDS}
+        self._shapes["qacc"] = (model.nv,)
+
+        modes = [m.name for m in wp.JaxCallableGraphMode]
+        graph_mode = graph_mode or os.environ.get("MSKBENCH_WARP_GRAPH_MODE") or "WARP_STAGED"
+        if graph_mode not in modes:
+            raise ValueError(f"graph_mode must be one of {', '.join(modes)}, got {graph_mode!r}")
+        self.graph_mode = graph_mode if jax.default_backend() == "gpu" else "NONE"
+        mode = wp.JaxCallableGraphMode[self.graph_mode]
+        jax_callable = wp.jax_callable
+        self._init_call = {g: jax_callable(self._make_fn("init", g), num_outputs=2 + len(self._shapes),
+                                           graph_mode=mode, vmap_method="broadcast_all") for g in (False, True)}
+        self._step_call = {g: jax_callable(self._make_fn("step", g), num_outputs=2 + len(self._shapes),
+                                           graph_mode=mode, vmap_method="broadcast_all") for g in (False, True)}
+        _, d1, _ = self._world_pair(wp.get_device("cpu"), 1, False)
+        per_world = sum(a.capacity for a in vars(d1).values() if isinstance(a, wp.array))
+        self.bytes_per_world = int(per_world + 4 * (self._n_state + sum(int(np.prod(s)) for s in self._shapes.values())))
+
+    def prepare(self, nworld: int, gains: bool = False) -> None:
+        """Allocate MuJoCo Warp's buffers for batches of ``nworld`` worlds on JAX's default device.
+
+        Call it before a compiled step or init sees that batch size: on a GPU
+        the first call runs inside a CUDA graph capture, where uploading a
+        model is not allowed.
+        """
+        import jax
+
+        self._world_pair(self._wp.device_from_jax(jax.devices()[0]), int(nworld), bool(gains))
+
+    # -- warp side ---------------------------------------------------------------------------
+    def _world_pair(self, device, nworld: int, gains: bool):
+        """(Model, Data, gain arrays) for ``nworld`` worlds on ``device`` (built once, then reused)."""
+        wp, mjw = self._wp, self._mjw
+        key = (str(device), nworld, gains)
+        if key not in self._worlds:
+            if getattr(device, "is_capturing", False):
+                raise RuntimeError(f"MuJoCo Warp buffers for {nworld} worlds were not allocated before the "
+                                   f"compiled call; call physics.prepare({nworld}, gains={gains}) first")
+            with wp.ScopedDevice(device):
+                if str(device) not in self._models:
+                    m = mjw.put_model(self.model)
+                    m.opt.warn_overflow = 0  # reported per world instead of printed
+                    self._models[str(device)] = m
+                m, extra = self._models[str(device)], None
+                if gains:  # per-world gain parameters: a world axis on the two fields
+                    m = copy.copy(m)
+                    for name in ("actuator_gainprm", "actuator_biasprm"):
+                        field = getattr(m, name)
+                        setattr(m, name, wp.array(np.repeat(field.numpy()[:1], nworld, axis=0), dtype=field.dtype))
+                    extra = (wp.array(self._mus.astype(np.int32), dtype=int),
+                             wp.array(self.model.actuator_gainprm[self._mus, 2].astype(np.float32), dtype=float),
+                             wp.array(self.model.actuator_biasprm[self._mus, 2].astype(np.float32), dtype=float))
+                d = mjw.make_data(self.model, nworld=nworld, naconmax=self.naconmax_per_world * nworld,
+                                  njmax=self.njmax)
+            self._worlds[key] = (m, d, extra)
+            self._warm_up(device, nworld, gains)
+        return self._worlds[key]
+
+    def _warm_up(self, device, nworld: int, gains: bool) -> None:
+        """One init and one step on scratch buffers, so every kernel is loaded on ``device``
+        before a CUDA graph capture (which cannot load modules) records a call."""
+        wp = self._wp
+        types = _output_types(wp)
+        with wp.ScopedDevice(device):
+            out = {"state": wp.zeros((nworld, self._n_state), dtype=float),
+                   "overflow": wp.zeros(nworld, dtype=int)}
+            for name, shape in self._shapes.items():
+                dtype = types.get(name, float)
+                out[name] = wp.zeros((nworld, shape[0]) if dtype is not float else (nworld, *shape), dtype=dtype)
+            qpos = wp.array(np.tile(self.model.qpos0, (nworld, 1)), dtype=float)
+            qvel = wp.zeros((nworld, self.model.nv), dtype=float)
+            gain = wp.ones((nworld, max(int(self._mus.size), 1)), dtype=float)
+            self._run("init", gains, qpos, qvel, gain, out)
+            state = wp.clone(out["state"])
+            self._run("step", gains, state, wp.zeros((nworld, self.model.nu), dtype=float), gain, out)
+            wp.synchronize_device(device)
+
+    def _make_fn(self, kind: str, gains: bool):
+        """The Python function behind one FFI call (Warp reads the argument types off it)."""
+        wp = self._wp
+        run = self._run
+        f2, vec3, mat33, quat, sv = (wp.array2d(dtype=float), wp.array2d(dtype=wp.vec3), wp.array2d(dtype=wp.mat33),
+                                     wp.array2d(dtype=wp.quat), wp.array2d(dtype=wp.spatial_vector))
+        i1 = wp.array(dtype=int)
+
+        def fn(a: f2, b: f2, gain: f2, state: f2, overflow: i1, qpos: f2, qvel: f2, act: f2,
+               xpos: vec3, xmat: mat33, xquat: quat, xipos: vec3, cvel: sv, subtree_com: vec3,
+               actuator_length: f2, actuator_velocity: f2, actuator_force: f2, qfrc_actuator: f2,
+               sensordata: f2, qacc: f2):
+            run(kind, gains, a, b, gain, {
+                "state": state, "overflow": overflow, "qpos": qpos, "qvel": qvel, "act": act, "xpos": xpos,
+                "xmat": xmat, "xquat": xquat, "xipos": xipos, "cvel": cvel, "subtree_com": subtree_com,
+                "actuator_length": actuator_length, "actuator_velocity": actuator_velocity,
+                "actuator_force": actuator_force, "qfrc_actuator": qfrc_actuator, "sensordata": sensordata,
+                "qacc": qacc})
+
+        return fn
+
+    def _run(self, kind, gains, a, b, gain, out):
+        """``init``: a = qpos, b = qvel; ``step``: a = state, b = ctrl. Fills ``out``."""
+        wp, mjw = self._wp, self._mjw
+        m, d, extra = self._world_pair(a.device, a.shape[0], gains)
+        set_gains, overflowed = _warp_kernels()
+        with wp.ScopedDevice(a.device):
+            if gains:
+                wp.launch(set_gains, dim=(d.nworld, int(self._mus.size)), inputs=[*extra, gain],
+                          outputs=[m.actuator_gainprm, m.actuator_biasprm])
+            if kind == "init":
+                mjw.reset_data(m, d)
+                wp.copy(d.qpos, a)
+                wp.copy(d.qvel, b)
+                mjw.forward(m, d)
+            else:
+                mjw.set_state(m, d, a, STATE_SIG)
+                wp.copy(d.ctrl, b)
+                d.overflow.zero_()
+                for _ in range(self.frame_skip):
+                    mjw.step(m, d)
+            mjw.get_state(m, d, out["state"], STATE_SIG)
+            wp.launch(overflowed, dim=d.nworld, inputs=[d.overflow, self._overflow_bits], outputs=[out["overflow"]])
+            for name in self._shapes:
+                if out[name].size:
+                    wp.copy(out[name], getattr(d, name))
+
+    # -- interface ---------------------------------------------------------------------------
+    def prepare_initial(self, qpos: np.ndarray, qvel: np.ndarray):
+        return {"qpos": np.asarray(qpos, np.float32), "qvel": np.asarray(qvel, np.float32)}
+
+    def _call(self, calls, args, gain_scale):
+        import jax.numpy as jnp
+
+        gains = gain_scale is not None
+        g = jnp.asarray(gain_scale if gains else jnp.ones((1,)), jnp.float32)[None]
+        dims = {"state": (1, self._n_state), "overflow": (1,)}
+        vector = _output_types(self._wp)  # the vector is Warp's dtype: one array axis fewer
+        dims.update({k: (1, s[0]) if k in vector else (1, *s) for k, s in self._shapes.items()})
+        outs = calls[gains](*[jnp.asarray(a, jnp.float32)[None] for a in args], g, output_dims=dims)
+        new = {k: v[0] for k, v in zip(("state", "overflow", *self._shapes), outs)}
+        new["xmat"] = new["xmat"].reshape(self._shapes["xmat"])
+        return new
+
+    def init_one(self, prepared, gain_scale=None):
+        new = self._call(self._init_call, (prepared["qpos"], prepared["qvel"]), gain_scale)
+        del new["overflow"]
+        return new
+
+    def step_one(self, d, ctrl, gain_scale=None):
+        new = self._call(self._step_call, (d["state"], ctrl), gain_scale)
+        health = {"unstable": unstable(new["qpos"], new["qvel"], new["qacc"], new["act"]),
+                  "overflow": new.pop("overflow") != 0}
+        return new, health
+
+    def fields(self, d):
+        return FieldView(d)
+
+    where = staticmethod(tree_where)
+
+
+def _output_types(wp) -> dict:
+    """Warp dtypes of the vector-valued fields (one array axis fewer than MuJoCo's arrays)."""
+    return {"xpos": wp.vec3, "xipos": wp.vec3, "subtree_com": wp.vec3, "xmat": wp.mat33, "xquat": wp.quat,
+            "cvel": wp.spatial_vector}
+
+
+_KERNELS = None
+
+
+def _warp_kernels():
+    """Two small kernels of our own: per-world muscle gains, and the buffer-overflow bits."""
+    global _KERNELS
+    if _KERNELS is None:
+        import warp as wp
+
+        @wp.kernel
+        def set_gains(mus: wp.array(dtype=int), gain0: wp.array(dtype=float), bias0: wp.array(dtype=float),
+                      scale: wp.array2d(dtype=float), gainprm: wp.array2d(dtype=Any), biasprm: wp.array2d(dtype=Any)):
+            w, j = wp.tid()
+            a = mus[j]
+            g = gainprm[w, a]
+            g[2] = gain0[j] * scale[w, j]
+            gainprm[w, a] = g
+            p = biasprm[w, a]
+            p[2] = bias0[j] * scale[w, j]
+            biasprm[w, a] = p
+
+        @wp.kernel
+        def overflowed(bits: wp.array(dtype=int), mask: int, out: wp.array(dtype=int)):
+            w = wp.tid()
+            out[w] = bits[w] & mask
+
+        _KERNELS = (set_gains, overflowed)
+    return _KERNELS
