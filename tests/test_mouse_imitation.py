@@ -87,13 +87,16 @@ def test_cpu_env_starts_on_the_reference_and_ends_episodes(clips):
         env.step(np.full((2, 9), np.nan))
 
 
-def test_jax_env_matches_the_cpu_env(clips):
+@pytest.mark.parametrize("impl", ["jax", "warp"])
+def test_jax_env_matches_the_cpu_env(clips, impl):
     pytest.importorskip("mujoco.mjx", reason="MJX not installed (pip install 'mskbench[gpu]')")
+    if impl == "warp":
+        pytest.importorskip("mujoco_warp", reason="MuJoCo Warp not installed (pip install 'mskbench[warp]')")
     import jax.numpy as jnp
 
     from mskbench.mouse.jax_env import MouseImitationJaxEnv
 
-    jenv = MouseImitationJaxEnv(clips, num_envs=2)
+    jenv = MouseImitationJaxEnv(clips, num_envs=2, impl=impl)
     cenv = MouseImitationVectorEnv(clips, num_envs=1)
     assert jenv.obs_layout == cenv.obs_layout
     cenv.set_start(0, 2, 30.0)

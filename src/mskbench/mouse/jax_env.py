@@ -14,8 +14,10 @@ termination come from the same functions as the CPU environment
 
 :class:`JaxVectorEnv` adapts it to the vector-env protocol of
 :mod:`mskbench.agents.ppo` (NumPy in and out), so the same trainer runs on it.
-Requires ``mujoco-mjx`` (``pip install 'mskbench[gpu]'``); ``impl="warp"``
-needs MuJoCo Warp on a CUDA GPU.
+The physics is any batched backend of :mod:`mskbench.sim.batched` that takes
+float32 configurations: ``impl="jax"`` (MJX, ``pip install 'mskbench[gpu]'``)
+or ``impl="warp"`` (MuJoCo Warp, ``pip install 'mskbench[warp]'``; NVIDIA
+GPUs, or Warp's CPU device).
 """
 
 from __future__ import annotations
@@ -26,9 +28,8 @@ import numpy as np
 from mskbench.mouse.clips import Clip
 from mskbench.mouse.imitation import (ImitationConfig, ReferenceBank, clip_over, observation_blocks,
                                       reference_at, reward_terms, too_far)
-
-
-from mskbench.sim.mjx import MjxPhysics, field as _field, mjx_imports as _imports
+from mskbench.sim.batched import make_physics
+from mskbench.sim.mjx import mjx_imports as _imports
 
 
 class MouseImitationJaxEnv:
@@ -50,7 +51,8 @@ class MouseImitationJaxEnv:
         if np.any(bank.lengths < self.cfg.min_frames + 1):
             raise ValueError(f"every clip needs more than min_frames={self.cfg.min_frames} frames")
         self.bank = bank
-        self.physics = MjxPhysics(self.model, self.handles.muscle_ids, self.cfg.substeps, impl=impl)
+        self.physics = make_physics(self.model, self.handles.muscle_ids, self.cfg.substeps, impl)
+        self.physics.prepare(self.num_envs)
         self._q = jnp.asarray(bank.qpos)
         self._qd = jnp.asarray(bank.qvel)
         self._len = jnp.asarray(bank.lengths)
@@ -61,10 +63,14 @@ class MouseImitationJaxEnv:
         self._mus = jnp.asarray(h.muscle_ids)
         self._act_adr = jnp.asarray(self.model.actuator_actadr[h.muscle_ids])
         self.action_size = int(self.model.nu)
-        self._data0 = self.physics.data0
+        self._qpos0 = jnp.asarray(self.model.qpos0, jnp.float32)
+        self._qvel0 = jnp.zeros(self.model.nv, jnp.float32)
         self.reset = jax.jit(self._reset)
         self.step = jax.jit(self._step)
-        probe = self._observe_one(self._data0, jnp.int32(0), jnp.float32(0.0))
+        # The layout, in observation order, from a world of the right shapes (no physics run).
+        shapes = jax.eval_shape(lambda k: self._start_one(k)[0], jax.random.PRNGKey(0))
+        world = jax.tree_util.tree_map(lambda x: jnp.zeros(x.shape, x.dtype), shapes)
+        probe = self._observe_one(world, jnp.int32(0), jnp.float32(0.0))
         self.obs_layout, start = {}, 0
         for k, v in probe.items():
             self.obs_layout[k] = slice(start, start + int(np.size(v)))
@@ -74,9 +80,9 @@ class MouseImitationJaxEnv:
     # -- one world ------------------------------------------------------------------------
     def _observe_one(self, d, clip, frame):
         _, jnp, _ = _imports()
-        return observation_blocks(d.qpos[self._qadr], d.qvel[self._dadr], d.act[self._act_adr],
-                                  _field(d, "actuator_length")[self._mus],
-                                  _field(d, "actuator_velocity")[self._mus],
+        f = self.physics.fields(d)
+        return observation_blocks(f.qpos[self._qadr], f.qvel[self._dadr], f.act[self._act_adr],
+                                  f.actuator_length[self._mus], f.actuator_velocity[self._mus],
                                   self._q, clip, frame, self.cfg, jnp)
 
     def _flat(self, blocks):
@@ -91,9 +97,8 @@ class MouseImitationJaxEnv:
         if frame is None:
             last = self._len[clip] - 1 - self.cfg.min_frames
             frame = jax.random.randint(k_frame, (), 0, last + 1).astype(jnp.float32)
-        d = self._data0
-        d = self.physics.init_one({"qpos": d.qpos.at[self._qadr].set(reference_at(self._q, clip, frame, jnp)),
-                                   "qvel": d.qvel.at[self._dadr].set(reference_at(self._qd, clip, frame, jnp))})
+        d = self.physics.init_one({"qpos": self._qpos0.at[self._qadr].set(reference_at(self._q, clip, frame, jnp)),
+                                   "qvel": self._qvel0.at[self._dadr].set(reference_at(self._qd, clip, frame, jnp))})
         return d, clip, frame
 
     def _reset(self, key):
@@ -107,7 +112,6 @@ class MouseImitationJaxEnv:
     def start_at(self, clip: int, frame: float):
         """A batch of ``num_envs`` identical worlds at ``frame`` of ``clip`` (evaluation, parity tests)."""
         jax, jnp, _ = _imports()
-        # vmapped (not a broadcast copy) so MuJoCo Warp's shared buffers keep their layout
         d, c, f = jax.vmap(lambda k: self._start_one(k, jnp.int32(clip), jnp.float32(frame)))(
             jax.random.split(jax.random.PRNGKey(0), self.num_envs))
         obs = jax.vmap(lambda d, c, f: self._flat(self._observe_one(d, c, f)))(d, c, f)
@@ -117,11 +121,12 @@ class MouseImitationJaxEnv:
     def _step_one(self, d, clip, frame, key, action, auto_reset):
         jax, jnp, mjx = _imports()
         exc = 0.5 * (jnp.clip(action, -1.0, 1.0) + 1.0)
-        d, health = self.physics.step_one(d, d.ctrl.at[self._mus].set(exc))
+        d, health = self.physics.step_one(d, jnp.zeros(self.action_size, jnp.float32).at[self._mus].set(exc))
+        f = self.physics.fields(d)
         frame = frame + self._frames_per_step
-        q = d.qpos[self._qadr]
+        q = f.qpos[self._qadr]
         q_ref = reference_at(self._q, clip, frame, jnp)
-        reward, _ = reward_terms(q, q_ref, d.qvel[self._dadr], exc, d.qfrc_actuator[self._dadr], self.cfg, jnp)
+        reward, _ = reward_terms(q, q_ref, f.qvel[self._dadr], exc, f.qfrc_actuator[self._dadr], self.cfg, jnp)
         unstable = health["unstable"]
         terminated = too_far(q, q_ref, self.cfg, jnp) | unstable
         truncated = jnp.logical_not(terminated) & clip_over(frame, self._len[clip])
