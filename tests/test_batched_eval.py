@@ -1,7 +1,8 @@
 """Batched evaluation (mskbench.eval.batched) against the CPU executor.
 
 The JAX env runs with ``impl="cpu"`` (MuJoCo C behind the JAX interface; MJX
-on the full body compiles far too slowly on a CPU) and tasks with a 30-step
+on the full body compiles far too slowly on a CPU), and once with
+``impl="warp"`` (MuJoCo Warp on Warp's CPU device), on tasks with a 30-step
 horizon, so the batched records can be compared with the CPU executor's
 records of the same units.
 """
@@ -89,6 +90,18 @@ def test_batched_records_equal_cpu_executor_and_resume(policy, tmp_path, short_c
     terminations = {r["termination"] for r in cpu_records}
     assert terminations == ({"time_limit"} if policy == "zero" else {"tilted"})
     assert all(r["success"] == (policy == "zero") for r in cpu_records)
+
+
+def test_batched_records_on_mujoco_warp_match_the_cpu_executor(tmp_path, short_cpu_executor):
+    """The GPU evaluation path, physics included, on Warp's CPU device: the same successes,
+    terminations and lengths; returns and metrics within float32 drift."""
+    pytest.importorskip("mujoco_warp", reason="MuJoCo Warp not installed (pip install 'mskbench[warp]')")
+    units = _units("zero")
+    with ResultsStore(tmp_path / "cpu.db") as cpu, ResultsStore(tmp_path / "warp.db") as wp:
+        run_units(cpu, units, JobSpec("zero"))
+        assert run_units_batched(units, JobSpec("zero"), wp, impl="warp", batch_size=5,
+                                 tasks=_short_tasks())["written"] == 5
+        _assert_records_match(cpu.records(), wp.records(), rtol=1e-5)  # observed: 3e-7
 
 
 def test_random_policy_record_depends_only_on_the_unit(tmp_path):

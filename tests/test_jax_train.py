@@ -1,8 +1,10 @@
 """`mskbench train --backend jax`: PPO on the batched JAX env, checkpoints evaluated on the CPU.
 
-Uses ``--impl cpu`` (MuJoCo C behind the JAX interface): compiling MJX for the
-full body takes many minutes on a CPU, so impl jax/warp are left to
-benchmarks/gpu_check.py on a GPU machine.
+Uses ``--impl cpu`` (MuJoCo C behind the JAX interface) and ``--impl warp``
+(MuJoCo Warp on Warp's CPU device): the GPU path's own chain, train on the
+batched env, evaluate the checkpoint on the CPU protocol. Compiling MJX
+(``--impl jax``) for the full body takes many minutes on a CPU, so it is left
+to benchmarks/gpu_check.py on a GPU machine.
 """
 
 from __future__ import annotations
@@ -18,14 +20,17 @@ pytest.importorskip("mujoco.mjx", reason="MJX not installed")
 from mskbench.cli import main  # noqa: E402
 
 
-def test_jax_backend_trains_and_the_cpu_protocol_evaluates_the_checkpoint(tmp_path):
+@pytest.mark.parametrize("impl", ["cpu", "warp"])
+def test_jax_backend_trains_and_the_cpu_protocol_evaluates_the_checkpoint(tmp_path, impl):
+    if impl == "warp":
+        pytest.importorskip("mujoco_warp", reason="MuJoCo Warp not installed (pip install 'mskbench[warp]')")
     run = tmp_path / "run"
-    args = ["train", "Stand", "--backend", "jax", "--impl", "cpu", "--out", str(run), "--steps", "64",
+    args = ["train", "Stand", "--backend", "jax", "--impl", impl, "--out", str(run), "--steps", "64",
             "--num-envs", "2", "--rollout", "16", "--hidden", "16", "--minibatch", "16", "--epochs", "1",
             "--eval-every-steps", "32", "--eval-episodes", "1"]
     result = CliRunner().invoke(main, args)
     assert result.exit_code == 0, result.output
-    assert "2 worlds (cpu)" in result.output
+    assert f"2 worlds ({impl})" in result.output
     assert {p.name for p in run.iterdir()} >= {"checkpoint.npz", "best.npz", "config.json", "eval_log.jsonl",
                                                "best_return.json"}
     log = [json.loads(line) for line in (run / "eval_log.jsonl").read_text().splitlines()]
@@ -40,7 +45,7 @@ def test_jax_backend_trains_and_the_cpu_protocol_evaluates_the_checkpoint(tmp_pa
     assert best["mean_return"] == max(r["eval"]["mean_return"] for r in log)
 
     # The CPU protocol loads the checkpoint; seed 10000 is the episode the training evaluation ran
-    # (same initial state, and with impl cpu the same MuJoCo C physics), so the returns agree.
+    # (same initial state, and the same physics: MuJoCo C, or MuJoCo Warp in float32), so the returns agree.
     store = tmp_path / "r.db"
     result = CliRunner().invoke(main, ["eval", "--policy", str(run), "--task", "Stand", "--episodes", "1",
                                        "--seed", "10000", "--method", "ppo-jax", "--store", str(store), "--json"])
