@@ -12,7 +12,9 @@ the parent never initialises JAX, so a child gets the whole GPU):
 4. ``eval_warp``: wall time of a 50-episode batched evaluation of the PPO
    checkpoint (``mskbench.eval.batched.run_units_batched``; reported missing
    if this checkout has no such function);
-5. ``env_jax``: as 2 with ``impl="jax"`` (pure-JAX MJX; slower, smaller sizes).
+5. ``env_jax``: as 2 with ``impl="jax"`` (pure-JAX MJX; slower, smaller sizes);
+6. ``env_warp_graph``: as 2 at the largest size with Warp's other CUDA graph
+   modes (``MSKBENCH_WARP_GRAPH_MODE``; 2 used the default, ``WARP_STAGED``).
 
 Compile time is reported apart from run time: a jitted rollout is lowered
 and compiled ahead of time (``compile_s``), run once to warm up
@@ -21,7 +23,7 @@ and compiled ahead of time (``compile_s``), run once to warm up
 has left; sizes that would not fit are reported as skipped.
 
     python benchmarks/gpu_check.py [--quick] [--budget-s 400] [--json-out summary.json]
-    python benchmarks/gpu_check.py --dry-run     # impl="cpu", tiny sizes: the same code path on any machine
+    python benchmarks/gpu_check.py --dry-run     # tiny sizes on any machine (MuJoCo Warp on its CPU device)
 
 On a machine without MuJoCo use ``benchmarks/gpu_check.sh WHEELS_DIR`` (installs the
 wheels that ``benchmarks/gpu_wheels.sh`` downloads, then runs this).
@@ -30,6 +32,7 @@ wheels that ``benchmarks/gpu_wheels.sh`` downloads, then runs this).
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import platform
@@ -57,7 +60,7 @@ def stage_info(p: dict) -> None:
     import jax
 
     versions = {"python": platform.python_version()}
-    for mod in ("jax", "jaxlib", "numpy", "mujoco", "warp"):
+    for mod in ("jax", "jaxlib", "numpy", "mujoco", "warp", "mujoco_warp"):
         try:
             versions[mod] = __import__(mod).__version__
         except Exception as exc:  # noqa: BLE001 - a missing package is a result here
@@ -84,11 +87,15 @@ def stage_env(p: dict) -> None:
 
     deadline, steps = p["deadline"], p["steps"]
     est = 0.0
-    for i, n in enumerate(p["sizes"]):
+    runs = [(mode, n) for mode in p.get("graph_modes") or [None] for n in p["sizes"]]
+    for i, (mode, n) in enumerate(runs):
         left = deadline - time.time()
         if i and est > left:
-            emit("env", impl=p["impl"], num_envs=n, skipped=f"time budget: ~{est:.0f} s needed, {left:.0f} s left")
+            emit("env", impl=p["impl"], num_envs=n, graph_mode=mode,
+                 skipped=f"time budget: ~{est:.0f} s needed, {left:.0f} s left")
             continue
+        if mode is not None:  # read by mskbench.sim.mjwarp.WarpPhysics
+            os.environ["MSKBENCH_WARP_GRAPH_MODE"] = mode
         say(f"env {p['task']} impl={p['impl']} num_envs={n}: building")
         t0 = time.perf_counter()
         env = TaskJaxEnv(p["task"], n, impl=p["impl"])
@@ -117,15 +124,16 @@ def stage_env(p: dict) -> None:
         state, done = jax.block_until_ready(compiled(state, jax.random.PRNGKey(3)))
         run_s = time.perf_counter() - t0
         sps = steps * n / run_s
-        row = {"impl": p["impl"], "num_envs": n, "steps": steps, "build_s": build_s, "reset_s": reset_s,
+        row = {"impl": p["impl"], "graph_mode": getattr(env.physics, "graph_mode", None), "num_envs": n,
+               "steps": steps, "build_s": build_s, "reset_s": reset_s,
                "compile_s": compile_s, "warmup_s": warmup_s, "run_s": run_s, "env_steps_per_s": sps,
                "physics_steps_per_s": sps * env.physics.frame_skip, "episodes_ended": int(done),
                "unstable_resets": int(jnp.sum(state["unstable_resets"])),
                "contact_overflows": int(jnp.sum(state["overflows"]))}
         emit("env", **row)
         say(f"env impl={p['impl']} num_envs={n}: {sps:,.0f} env steps/s (compile {compile_s:.1f} s)")
-        # The next size: about the same compile, a run time that grows with the worlds.
-        nxt = p["sizes"][i + 1] if i + 1 < len(p["sizes"]) else n
+        # The next run: about the same compile, a run time that grows with the worlds.
+        nxt = runs[i + 1][1] if i + 1 < len(runs) else n
         est = 1.3 * (build_s + reset_s + compile_s + (warmup_s + run_s) * nxt / n) + 10.0
         del env, state, compiled
         jax.clear_caches()
@@ -226,7 +234,9 @@ STAGE_FUNCS = {"info": stage_info, "env": stage_env, "ppo": stage_ppo, "eval": s
 def plan(args) -> list[dict]:
     task = args.task
     if args.dry_run:
-        warp = jax_impl = "cpu"
+        # MuJoCo Warp runs on its CPU device (slowly): the GPU path's own code, at tiny sizes.
+        warp = "warp" if importlib.util.find_spec("mujoco_warp") else "cpu"
+        jax_impl = "cpu"  # MJX on MyoFullBody takes minutes per step to compile on a CPU
         env_sizes, jax_sizes, steps = [2, 4], [2], 5
         ppo = {"num_envs": 2, "rollout": 8, "hidden": 32, "iterations": 2, "epochs": 2}
         episodes, batches = 4, 2
@@ -251,7 +261,12 @@ def plan(args) -> list[dict]:
         {"name": "eval_warp", "stage": "eval", "p": {"task": task, "impl": warp, "episodes": episodes,
                                                      "batches": batches}, "share": 0.6, "min_s": 30},
         {"name": "env_jax", "stage": "env", "p": {"task": task, "impl": jax_impl, "sizes": jax_sizes,
-                                                  "steps": steps}, "share": 1.0, "min_s": 30},
+                                                  "steps": steps}, "share": 0.7, "min_s": 30},
+        # Warp's other CUDA graph modes (env_warp used the default, WARP_STAGED); GPU only.
+        {"name": "env_warp_graph", "stage": "env",
+         "p": {"task": task, "impl": warp, "sizes": [env_sizes[-1]], "steps": steps,
+               "graph_modes": ["WARP_STAGED_EX", "WARP", "JAX"]}, "share": 1.0, "min_s": 60,
+         "skip": "no CUDA graphs on the CPU" if args.dry_run else None},
     ]
 
 
@@ -293,7 +308,7 @@ def main() -> None:
     ap.add_argument("--task", default="Walk")
     ap.add_argument("--quick", action="store_true", help="fewer sizes and iterations")
     ap.add_argument("--dry-run", action="store_true",
-                    help='impl="cpu" and tiny sizes: the same code path, for any machine')
+                    help="tiny sizes on any machine: MuJoCo Warp on its CPU device (impl=cpu without it)")
     ap.add_argument("--budget-s", type=float, default=400.0,
                     help="wall-clock budget of all stages together (default 400 s: under 8 minutes with the "
                          "wheel install of gpu_check.sh)")
@@ -318,8 +333,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="gpu_check_") as tmp:
         for item in plan(args):
             name = item["name"]
-            if name in skip:
-                summary["stages"][name] = {"skipped": "--skip"}
+            if name in skip or item.get("skip"):
+                summary["stages"][name] = {"skipped": item.get("skip") or "--skip"}
                 continue
             left = deadline - time.time()
             if left < item["min_s"]:

@@ -76,7 +76,7 @@ else
 fi
 "$py" - <<'EOF' || true
 import importlib
-for m in ("jax", "numpy", "mujoco", "warp", "musclemimic_models", "gymnasium", "mskbench"):
+for m in ("jax", "numpy", "mujoco", "warp", "mujoco_warp", "musclemimic_models", "gymnasium", "mskbench"):
     try:
         mod = importlib.import_module(m)
         print(f"{m:20s} {getattr(mod, '__version__', '?'):12s} {getattr(mod, '__file__', '')}")

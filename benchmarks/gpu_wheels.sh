@@ -11,13 +11,12 @@
 # Headless by default: mujoco's rendering and viewer dependencies
 # (mujoco-studio, glfw, pyopengl, websockets; 16 MB) are left out, as nothing
 # in the check renders and `import mujoco`, MJX and mskbench work without them;
-# --render adds them. mujoco-mjx 3.17 vendors MuJoCo Warp
-# (mujoco.mjx.third_party.mujoco_warp) and pins warp-lang 1.18.0 for its "warp"
-# extra: no mujoco-warp wheel is needed. mskbench itself is built as a wheel
-# from this checkout (gpu_check.sh prefers the source tree when it is there).
+# --render adds them. impl="warp" uses mujoco-warp 4.0 (pure Python) on
+# warp-lang; MJX (for impl="jax") is carried too. mskbench itself is built as a
+# wheel from this checkout (gpu_check.sh prefers the source tree when it is there).
 #
-# Sizes (measured): warp-lang 149 MB (parts of 55, 55 and 39 MB), the rest
-# 23 MB headless. With a 64 MiB limit on what one device call carries, the
+# Sizes (measured): warp-lang 1.19 149 MB (parts of 55, 55 and 39 MB), the
+# rest 26 MB headless. With a 64 MiB limit on what one device call carries, the
 # parts go in three calls, e.g. part-00 in the first, part-01 in the second,
 # part-02 and every other wheel in the third (each in its own ignored folder,
 # e.g. .whl/1 .whl/2 .whl/3; gpu_check.sh searches WHEELS_DIR 3 levels deep).
@@ -39,7 +38,7 @@ mkdir -p "$out"
 pkgs=(
   mujoco==4.0.0 mujoco-core==4.0.0
   mujoco-mjx==3.17.0 trimesh==5.2.0
-  warp-lang==1.18.0
+  mujoco-warp==4.0.0 warp-lang==1.19.0
   musclemimic-models==1.0.6
   gymnasium==1.4.0 farama-notifications==0.0.4
 )

@@ -2,9 +2,9 @@
 
 Reports compile time apart from run time (warm-up first, ``block_until_ready``
 around timed JAX work), for the CPU backend (MuJoCo C worlds in a loop) or the
-JAX backend (MJX, ``--impl jax|warp``; a GPU is what it is for). With
-``--until-mm`` it keeps training and reports the wall time at which the
-evaluated track replay error first drops below that many millimetres.
+JAX backend (``--impl jax``: MJX, ``--impl warp``: MuJoCo Warp; a GPU is what
+it is for). With ``--until-mm`` it keeps training and reports the wall time at
+which the evaluated track replay error first drops below that many millimetres.
 
     python benchmarks/mouse_train_speed.py --backend cpu --num-envs 32
     python benchmarks/mouse_train_speed.py --backend jax --impl warp --num-envs 4096 \\
