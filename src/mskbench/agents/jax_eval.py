@@ -30,9 +30,9 @@ class BatchedEvaluator:
     Parameters
     ----------
     env:
-        A :class:`~mskbench.envs.jax_env.TaskJaxEnv` (any ``impl``). Best one
-        made for ``len(seeds)`` worlds: MuJoCo Warp sizes its contact buffer
-        by the env's ``num_envs``.
+        A :class:`~mskbench.envs.jax_env.TaskJaxEnv` (any ``impl``); on
+        MuJoCo Warp each batch size has its own buffers, allocated by
+        ``reset_to``.
     seeds:
         Episode seeds, one world each.
     """

@@ -122,7 +122,7 @@ def replay_cmd(clips_dir, synthetic, as_json) -> None:
 @click.option("--backend", type=click.Choice(["auto", "cpu", "jax"]), default="auto", show_default=True,
               help="cpu: MuJoCo C worlds in a loop; jax: MJX batched (GPU); auto: jax when JAX sees a GPU.")
 @click.option("--impl", type=click.Choice(["jax", "warp"]), default="jax", show_default=True,
-              help="MJX implementation for --backend jax.")
+              help="Physics of --backend jax: jax (MJX) or warp (MuJoCo Warp; NVIDIA GPU, or Warp's CPU device).")
 @click.option("--hidden", type=click.IntRange(min=8), default=512, show_default=True,
               help="Width of the 3-layer encoder and decoder (paper: 512).")
 @click.option("--rollout", type=click.IntRange(min=1), default=64, show_default=True,
