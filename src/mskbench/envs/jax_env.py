@@ -137,8 +137,10 @@ class TaskJaxEnv:
         self.task.bind(self._ctx)
         self.physics = make_physics(self.model, self.handles.muscle_ids, frame_skip, impl, handles=self.handles,
                                     naconmax_per_world=naconmax_per_world, njmax=njmax)
-        if check_memory:
-            check_fits(self.num_envs, self.physics.bytes_per_world, what=f"{self.task.name} worlds ({impl})")
+        if check_memory:  # MuJoCo Warp allocates outside JAX's memory pool and says what is free itself
+            free = getattr(self.physics, "free_bytes", lambda: None)()
+            check_fits(self.num_envs, self.physics.bytes_per_world, what=f"{self.task.name} worlds ({impl})",
+                       available=free)
         self.physics.prepare(self.num_envs, gains=self.vary_gain)
 
         init0 = self.task.initial_state(self._ctx, seed_streams(seed)["init"])

@@ -115,6 +115,13 @@ class WarpPhysics:
         per_world = sum(a.capacity for a in vars(d1).values() if isinstance(a, wp.array))
         self.bytes_per_world = int(per_world + 4 * (self._n_state + sum(int(np.prod(s)) for s in self._shapes.values())))
 
+    def free_bytes(self):
+        """Free memory of the CUDA device MuJoCo Warp allocates on (outside JAX's pool), or None on the CPU."""
+        import jax
+
+        device = self._wp.device_from_jax(jax.devices()[0])
+        return int(device.free_memory) if device.is_cuda else None
+
     def prepare(self, nworld: int, gains: bool = False) -> None:
         """Allocate MuJoCo Warp's buffers for batches of ``nworld`` worlds on JAX's default device.
 
