@@ -19,7 +19,10 @@ vector (``mujoco_warp.get_state``/``set_state``, the same layout as
 ``mj_getState``), so a world continues exactly where it stopped, whatever
 else shares the batch. A step loads the batch's states into one
 ``mujoco_warp.Data`` (kept per batch size and device), runs ``frame_skip``
-steps and reads back the state and the fields the task code needs.
+steps and reads back the state and the fields the task code needs; a new
+world is MuJoCo's reset state with its ``qpos`` and ``qvel``, and a forward
+pass. A call only launches kernels and copies on the device, so Warp can
+record it as a CUDA graph (:meth:`WarpPhysics.prepare` allocates first).
 Per-world muscle gains use MuJoCo Warp's per-world model fields
 (``actuator_gainprm``/``biasprm`` with a world axis).
 
@@ -99,6 +102,12 @@ class WarpPhysics:
         d = mujoco.MjData(model)
         self._shapes = {k: np.shape(getattr(d, k)) for k in VIEW_FIELDS}
         self._shapes["qacc"] = (model.nv,)
+        # A world at reset (as mj_resetData leaves it), and where qpos and qvel sit in its state vector.
+        self._state0 = np.empty(self._n_state)
+        mujoco.mj_getState(model, d, self._state0, STATE_SIG)
+        self._state0 = self._state0.astype(np.float32)
+        self._qpos_at = int(mujoco.mj_stateSize(model, mujoco.mjtState.mjSTATE_TIME))
+        self._qvel_at = int(mujoco.mj_stateSize(model, mujoco.mjtState.mjSTATE_TIME | mujoco.mjtState.mjSTATE_QPOS))
 
         modes = [m.name for m in wp.JaxCallableGraphMode]
         graph_mode = graph_mode or os.environ.get("MSKBENCH_WARP_GRAPH_MODE") or "WARP_STAGED"
@@ -107,10 +116,9 @@ class WarpPhysics:
         self.graph_mode = graph_mode if jax.default_backend() == "gpu" else "NONE"
         mode = wp.JaxCallableGraphMode[self.graph_mode]
         jax_callable = wp.jax_callable
-        self._init_call = {g: jax_callable(self._make_fn("init", g), num_outputs=2 + len(self._shapes),
-                                           graph_mode=mode, vmap_method="broadcast_all") for g in (False, True)}
-        self._step_call = {g: jax_callable(self._make_fn("step", g), num_outputs=2 + len(self._shapes),
-                                           graph_mode=mode, vmap_method="broadcast_all") for g in (False, True)}
+        self._calls = {(kind, g): jax_callable(self._make_fn(kind, g), num_outputs=2 + len(self._shapes),
+                                               graph_mode=mode, vmap_method="broadcast_all")
+                       for kind in ("forward", "step") for g in (False, True)}
         _, d1, _ = self._world_pair(wp.get_device("cpu"), 1, False)
         per_world = sum(a.capacity for a in vars(d1).values() if isinstance(a, wp.array))
         self.bytes_per_world = int(per_world + 4 * (self._n_state + sum(int(np.prod(s)) for s in self._shapes.values())))
@@ -163,7 +171,7 @@ class WarpPhysics:
         return self._worlds[key]
 
     def _warm_up(self, device, nworld: int, gains: bool) -> None:
-        """One init and one step on scratch buffers, so every kernel is loaded on ``device``
+        """One forward and one step on scratch buffers, so every kernel is loaded on ``device``
         before a CUDA graph capture (which cannot load modules) records a call."""
         wp = self._wp
         types = _output_types(wp)
@@ -173,12 +181,11 @@ class WarpPhysics:
             for name, shape in self._shapes.items():
                 dtype = types.get(name, float)
                 out[name] = wp.zeros((nworld, shape[0]) if dtype is not float else (nworld, *shape), dtype=dtype)
-            qpos = wp.array(np.tile(self.model.qpos0, (nworld, 1)), dtype=float)
-            qvel = wp.zeros((nworld, self.model.nv), dtype=float)
+            state = wp.array(np.tile(self._state0, (nworld, 1)), dtype=float)
+            ctrl = wp.zeros((nworld, self.model.nu), dtype=float)
             gain = wp.ones((nworld, max(int(self._mus.size), 1)), dtype=float)
-            self._run("init", gains, qpos, qvel, gain, out)
-            state = wp.clone(out["state"])
-            self._run("step", gains, state, wp.zeros((nworld, self.model.nu), dtype=float), gain, out)
+            for kind in ("forward", "step"):
+                self._run(kind, gains, state, ctrl, gain, out)
             wp.synchronize_device(device)
 
     def _make_fn(self, kind: str, gains: bool):
@@ -189,11 +196,11 @@ class WarpPhysics:
                                      wp.array2d(dtype=wp.quat), wp.array2d(dtype=wp.spatial_vector))
         i1 = wp.array(dtype=int)
 
-        def fn(a: f2, b: f2, gain: f2, state: f2, overflow: i1, qpos: f2, qvel: f2, act: f2,
+        def fn(state_in: f2, ctrl: f2, gain: f2, state: f2, overflow: i1, qpos: f2, qvel: f2, act: f2,
                xpos: vec3, xmat: mat33, xquat: quat, xipos: vec3, cvel: sv, subtree_com: vec3,
                actuator_length: f2, actuator_velocity: f2, actuator_force: f2, qfrc_actuator: f2,
                sensordata: f2, qacc: f2):
-            run(kind, gains, a, b, gain, {
+            run(kind, gains, state_in, ctrl, gain, {
                 "state": state, "overflow": overflow, "qpos": qpos, "qvel": qvel, "act": act, "xpos": xpos,
                 "xmat": xmat, "xquat": xquat, "xipos": xipos, "cvel": cvel, "subtree_com": subtree_com,
                 "actuator_length": actuator_length, "actuator_velocity": actuator_velocity,
@@ -202,24 +209,24 @@ class WarpPhysics:
 
         return fn
 
-    def _run(self, kind, gains, a, b, gain, out):
-        """``init``: a = qpos, b = qvel; ``step``: a = state, b = ctrl. Fills ``out``."""
+    def _run(self, kind, gains, state_in, ctrl, gain, out):
+        """Load the worlds' states and controls, ``forward`` or ``step`` them, fill ``out``.
+
+        Only kernel launches and device copies: this runs inside a CUDA graph capture on a GPU.
+        """
         wp, mjw = self._wp, self._mjw
-        m, d, extra = self._world_pair(a.device, a.shape[0], gains)
+        m, d, extra = self._world_pair(state_in.device, state_in.shape[0], gains)
         set_gains, overflowed = _warp_kernels()
-        with wp.ScopedDevice(a.device):
+        with wp.ScopedDevice(state_in.device):
             if gains:
                 wp.launch(set_gains, dim=(d.nworld, int(self._mus.size)), inputs=[*extra, gain],
                           outputs=[m.actuator_gainprm, m.actuator_biasprm])
-            if kind == "init":
-                mjw.reset_data(m, d)
-                wp.copy(d.qpos, a)
-                wp.copy(d.qvel, b)
+            mjw.set_state(m, d, state_in, STATE_SIG)
+            wp.copy(d.ctrl, ctrl)
+            d.overflow.zero_()
+            if kind == "forward":
                 mjw.forward(m, d)
             else:
-                mjw.set_state(m, d, a, STATE_SIG)
-                wp.copy(d.ctrl, b)
-                d.overflow.zero_()
                 for _ in range(self.frame_skip):
                     mjw.step(m, d)
             mjw.get_state(m, d, out["state"], STATE_SIG)
@@ -232,7 +239,7 @@ class WarpPhysics:
     def prepare_initial(self, qpos: np.ndarray, qvel: np.ndarray):
         return {"qpos": np.asarray(qpos, np.float32), "qvel": np.asarray(qvel, np.float32)}
 
-    def _call(self, calls, args, gain_scale):
+    def _call(self, kind, args, gain_scale):
         import jax.numpy as jnp
 
         gains = gain_scale is not None
@@ -240,18 +247,24 @@ class WarpPhysics:
         dims = {"state": (1, self._n_state), "overflow": (1,)}
         vector = _output_types(self._wp)  # the vector is Warp's dtype: one array axis fewer
         dims.update({k: (1, s[0]) if k in vector else (1, *s) for k, s in self._shapes.items()})
-        outs = calls[gains](*[jnp.asarray(a, jnp.float32)[None] for a in args], g, output_dims=dims)
+        outs = self._calls[kind, gains](*[jnp.asarray(a, jnp.float32)[None] for a in args], g, output_dims=dims)
         new = {k: v[0] for k, v in zip(("state", "overflow", *self._shapes), outs)}
         new["xmat"] = new["xmat"].reshape(self._shapes["xmat"])
         return new
 
     def init_one(self, prepared, gain_scale=None):
-        new = self._call(self._init_call, (prepared["qpos"], prepared["qvel"]), gain_scale)
+        import jax.numpy as jnp
+
+        nq, nv = self.model.nq, self.model.nv
+        state = (jnp.asarray(self._state0)
+                 .at[self._qpos_at: self._qpos_at + nq].set(jnp.asarray(prepared["qpos"], jnp.float32))
+                 .at[self._qvel_at: self._qvel_at + nv].set(jnp.asarray(prepared["qvel"], jnp.float32)))
+        new = self._call("forward", (state, jnp.zeros(self.model.nu, jnp.float32)), gain_scale)
         del new["overflow"]
         return new
 
     def step_one(self, d, ctrl, gain_scale=None):
-        new = self._call(self._step_call, (d["state"], ctrl), gain_scale)
+        new = self._call("step", (d["state"], ctrl), gain_scale)
         health = {"unstable": unstable(new["qpos"], new["qvel"], new["qacc"], new["act"]),
                   "overflow": new.pop("overflow") != 0}
         return new, health
