@@ -99,6 +99,10 @@ class TaskJaxEnv:
     init_bank, seed:
         :meth:`reset` draws initial states from ``init_bank`` states sampled
         for episode seeds ``seed .. seed + init_bank − 1``.
+    naconmax_per_world, njmax:
+        MuJoCo Warp's buffers: contacts per world (pooled across the batch)
+        and constraint rows per world; a world that fills one ends with
+        ``contact_overflow``. Other backends ignore them.
     precompute_resets:
         Compute the bank's worlds once (one batched forward pass at
         construction) so that an auto-reset is a gather. Ignored with
@@ -163,6 +167,7 @@ class TaskJaxEnv:
         self._bank_ready = None
         if precompute_resets and not self.vary_gain:
             self.physics.prepare(self._bank_size)
+
             def ready(prepared, ts):
                 d = self.physics.init_one(prepared)
                 return d, self._observe(d, ts)
