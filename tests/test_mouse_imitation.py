@@ -192,3 +192,23 @@ def test_mouse_cli_bad_input(tmp_path):
     assert result.exit_code == 2 and "no checkpoint" in result.output
     result = runner.invoke(main, ["mouse", "replay", "--clips", str(tmp_path)])
     assert result.exit_code == 2
+
+
+def test_train_on_the_batched_mujoco_warp_env_then_resume_and_eval(tmp_path):
+    """The GPU training path (whole rollouts in lax.scan over MuJoCo Warp worlds), on Warp's CPU device."""
+    pytest.importorskip("mujoco_warp", reason="MuJoCo Warp not installed (pip install 'mskbench[warp]')")
+    runner = CliRunner()
+    run = tmp_path / "run"
+    args = ["mouse", "train", "--synthetic", "2", "--out", str(run), "--steps", "512", "--num-envs", "8",
+            "--hidden", "16", "--rollout", "32", "--backend", "jax", "--impl", "warp", "--eval-every", "1"]
+    result = runner.invoke(main, args)
+    assert result.exit_code == 0, result.output
+    log = [json.loads(line) for line in (run / "eval_log.jsonl").read_text().splitlines()]
+    assert [r["steps"] for r in log] == [256, 512] and all("eval" in r for r in log)
+    result = runner.invoke(main, [*args[:7], "1024", *args[8:], "--resume"])
+    assert result.exit_code == 0, result.output
+    assert [json.loads(line)["steps"] for line in (run / "eval_log.jsonl").read_text().splitlines()] == [
+        256, 512, 768, 1024]
+    result = runner.invoke(main, ["mouse", "eval", "--synthetic", "2", "--policy", str(run), "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)["overall"]["stable_clips"] == 2
