@@ -123,6 +123,11 @@ def test_train_then_eval_end_to_end_on_cpu(tmp_path):
     log = [json.loads(line) for line in (run / "eval_log.jsonl").read_text().splitlines()]
     assert [r["steps"] for r in log] == [256, 512, 768, 1024]
     assert all("eval" in r for r in log[1::2])
+    # best.npz is the evaluated checkpoint with the lowest replay error; mouse eval prefers it.
+    best = json.loads((run / "best_replay.json").read_text())
+    errors = {r["steps"]: r["eval"]["track_replay_error_mm"] for r in log if "eval" in r}
+    assert best["track_replay_error_mm"] == min(errors.values()) and errors[best["steps"]] == min(errors.values())
+    assert (run / "best.npz").exists()
     assert json.loads((run / "imitation.json").read_text())["ctrl_cost"] == 0.15
     # Resume continues the same run.
     result = runner.invoke(main, [*args[:6], "--out", str(run), "--steps", "1536", *args[8:], "--resume"])
@@ -140,6 +145,9 @@ def test_train_then_eval_end_to_end_on_cpu(tmp_path):
     assert rho["E"] == 2 and rho["tau"] == -1 and rho["Tp"] == 1
     assert all(v is None or -1.0 <= v <= 1.0 for v in rho["per_muscle"].values())
     assert set(report["per_clip"]) == {"synthetic_0000", "synthetic_0001"}
+    best_only = runner.invoke(main, ["mouse", "eval", "--clips", str(clips_dir), "--policy", str(run / "best.npz"),
+                                     "--json"])
+    assert json.loads(best_only.output) == report  # a run directory means its best.npz
 
     # EMG supplied separately (--emg DIR of <clip>.csv) for clips that carry none.
     from mskbench.mouse.clips import Clip, load_clips, save_clip

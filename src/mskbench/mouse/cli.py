@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import logging
+import shutil
 from pathlib import Path
 
 import click
@@ -113,7 +114,8 @@ def replay_cmd(clips_dir, synthetic, as_json) -> None:
 @clips_option
 @synthetic_option
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), required=True,
-              help="Run directory: checkpoint.npz, config.json, eval_log.jsonl.")
+              help="Run directory: checkpoint.npz (latest), best.npz (lowest evaluated replay error), "
+                   "config.json, eval_log.jsonl.")
 @click.option("--ctrl-cost", type=float, default=0.0, show_default=True, help="λ_ctrl.")
 @click.option("--energy-cost", type=float, default=0.0, show_default=True, help="λ_energy.")
 @click.option("--steps", type=click.IntRange(min=1), default=2_000_000, show_default=True, help="Environment steps.")
@@ -178,23 +180,33 @@ def train_cmd(clips_dir, synthetic, out_dir, ctrl_cost, energy_cost, steps, num_
         result = evaluate(policy, clips[: min(4, len(clips))], cfg)["overall"]
         return {"track_replay_error_mm": result["track_replay_error_mm"], "joint_mae_rad": result["joint_mae_rad"]}
 
+    best_file = out_dir / "best_replay.json"
+    best = json.loads(best_file.read_text())["track_replay_error_mm"] if resume and best_file.exists() else None
+
     def report(row):
+        nonlocal best
         msg = (f"iter {row['iteration']} steps {row['steps']} reward/step {row['mean_reward']:.3f} "
                f"{row['steps_per_s']:.0f} steps/s")
         if "eval" in row:
-            msg += f" | replay error {row['eval']['track_replay_error_mm']:.3f} mm"
+            err = row["eval"]["track_replay_error_mm"]
+            msg += f" | replay error {err:.3f} mm"
+            if best is None or err < best:  # the checkpoint on disk is the one just evaluated
+                best = err
+                shutil.copyfile(out_dir / "checkpoint.npz", out_dir / "best.npz")
+                best_file.write_text(json.dumps({"track_replay_error_mm": err, "steps": row["steps"],
+                                                 "clips": [c.name for c in clips[: min(4, len(clips))]]}))
         click.echo(msg)
 
     state = train(env, ppo, out_dir=out_dir, resume=resume, eval_fn=quick_eval, eval_every=eval_every,
                   on_iteration=report)
-    click.echo(f"trained {state.steps} steps; checkpoint in {out_dir / 'checkpoint.npz'}")
+    click.echo(f"trained {state.steps} steps; checkpoints in {out_dir} (best.npz: {best} mm on the evaluation clips)")
 
 
 @mouse.command("eval")
 @clips_option
 @synthetic_option
 @click.option("--policy", "run_dir", type=click.Path(exists=True, path_type=Path), required=True,
-              help="Run directory (or checkpoint.npz) from 'mskbench mouse train'.")
+              help="Run directory from 'mskbench mouse train' (its best.npz, else checkpoint.npz) or a checkpoint file.")
 @click.option("--emg", "emg_dir", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
               help="Directory of <clip name>.csv EMG envelopes (header: muscle names; rows: frames).")
 @click.option("--E", "E", type=click.IntRange(min=1), default=2, show_default=True, help="Simplex embedding dimension.")
@@ -209,7 +221,10 @@ def eval_cmd(clips_dir, synthetic, run_dir, emg_dir, E, tau, Tp, as_json) -> Non
 
     if tau == 0:
         raise click.BadParameter("tau must be non-zero", param_hint="--tau")
-    ckpt = run_dir / "checkpoint.npz" if run_dir.is_dir() else run_dir
+    ckpt = run_dir
+    if run_dir.is_dir():
+        ckpt = next((run_dir / n for n in ("best.npz", "checkpoint.npz") if (run_dir / n).exists()),
+                    run_dir / "checkpoint.npz")
     if not ckpt.exists():
         raise click.BadParameter(f"no checkpoint at {ckpt}", param_hint="--policy")
     clips = _clips(clips_dir, synthetic)
