@@ -12,8 +12,11 @@ the parent never initialises JAX, so a child gets the whole GPU):
 4. ``eval_warp``: wall time of a 50-episode batched evaluation of the PPO
    checkpoint (``mskbench.eval.batched.run_units_batched``; reported missing
    if this checkout has no such function);
-5. ``env_jax``: as 2 with ``impl="jax"`` (pure-JAX MJX; slower, smaller sizes);
-6. ``env_warp_graph``: as 2 at the largest size with Warp's other CUDA graph
+5. ``mouse_warp``: mouse imitation (issue 5) env and PPO steps/s at 4,096
+   worlds on MuJoCo Warp (``benchmarks/mouse_train_speed.py``); with
+   ``--mouse-clips DIR`` also the training time to a replay error < 1 mm;
+6. ``env_jax``: as 2 with ``impl="jax"`` (pure-JAX MJX; slower, smaller sizes);
+7. ``env_warp_graph``: as 2 at the largest size with Warp's other CUDA graph
    modes (``MSKBENCH_WARP_GRAPH_MODE``; 2 used the default, ``WARP_STAGED``).
 
 Compile time is reported apart from run time: a jitted rollout is lowered
@@ -227,7 +230,19 @@ def stage_eval(p: dict) -> None:
     emit("eval", **report)
 
 
-STAGE_FUNCS = {"info": stage_info, "env": stage_env, "ppo": stage_ppo, "eval": stage_eval}
+def stage_mouse(p: dict) -> None:
+    """Mouse imitation (issue 5): env and PPO steps/s; with clips, time to a replay error below 1 mm."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from mouse_train_speed import measure
+
+    left = p["deadline"] - time.time()
+    say(f"mouse impl={p['impl']} num_envs={p['num_envs']} clips={p['clips'] or 'synthetic'}")
+    report = measure("jax", p["impl"], p["num_envs"], p["clips"], hidden=p["hidden"], iterations=p["iterations"],
+                     until_mm=1.0 if p["clips"] else None, budget_s=max(10.0, 0.5 * left))
+    emit("mouse", **report)
+
+
+STAGE_FUNCS = {"info": stage_info, "env": stage_env, "ppo": stage_ppo, "eval": stage_eval, "mouse": stage_mouse}
 
 
 # -- parent side: the plan, the budget, the summary ------------------------------------------------
@@ -240,16 +255,20 @@ def plan(args) -> list[dict]:
         env_sizes, jax_sizes, steps = [2, 4], [2], 5
         ppo = {"num_envs": 2, "rollout": 8, "hidden": 32, "iterations": 2, "epochs": 2}
         episodes, batches = 4, 2
+        mouse = {"num_envs": 8, "hidden": 16, "iterations": 1}
     elif args.quick:
         warp, jax_impl = "warp", "jax"
         env_sizes, jax_sizes, steps = [1024, 4096], [256], 50
         ppo = {"num_envs": 2048, "rollout": 32, "hidden": 1024, "iterations": 2, "epochs": 10}
         episodes, batches = 50, 1
+        mouse = {"num_envs": 4096, "hidden": 512, "iterations": 2}
     else:
         warp, jax_impl = "warp", "jax"
         env_sizes, jax_sizes, steps = [1024, 4096, 8192], [256, 1024], 100
         ppo = {"num_envs": 4096, "rollout": 64, "hidden": 1024, "iterations": 3, "epochs": 10}
         episodes, batches = 50, 2
+        mouse = {"num_envs": 4096, "hidden": 512, "iterations": 3}
+    mouse["clips"] = args.mouse_clips
     if args.sizes:
         env_sizes = [int(s) for s in args.sizes.split(",")]
     # name, stage, params, share of the remaining budget it may use at most, minimum seconds to start it
@@ -260,6 +279,8 @@ def plan(args) -> list[dict]:
         {"name": "ppo_warp", "stage": "ppo", "p": {"task": task, "impl": warp, **ppo}, "share": 0.5, "min_s": 45},
         {"name": "eval_warp", "stage": "eval", "p": {"task": task, "impl": warp, "episodes": episodes,
                                                      "batches": batches}, "share": 0.6, "min_s": 30},
+        {"name": "mouse_warp", "stage": "mouse", "p": {"impl": warp if warp != "cpu" else "jax", **mouse},
+         "share": 0.5, "min_s": 45},
         {"name": "env_jax", "stage": "env", "p": {"task": task, "impl": jax_impl, "sizes": jax_sizes,
                                                   "steps": steps}, "share": 0.7, "min_s": 30},
         # Warp's other CUDA graph modes (env_warp used the default, WARP_STAGED); GPU only.
@@ -314,6 +335,9 @@ def main() -> None:
                          "wheel install of gpu_check.sh)")
     ap.add_argument("--sizes", default=None, help="comma-separated num_envs for env_warp (overrides the mode's)")
     ap.add_argument("--skip", default="", help="comma-separated stage names to leave out")
+    ap.add_argument("--mouse-clips", default=None,
+                    help="mouse clip directory for mouse_warp (also times the replay error's fall below 1 mm); "
+                         "default: 8 synthetic clips, speed only")
     ap.add_argument("--json-out", default=None, help="also write the summary here")
     ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--params", default=None, help=argparse.SUPPRESS)
