@@ -119,7 +119,8 @@ class WarpPhysics:
         self._calls = {(kind, g): jax_callable(self._make_fn(kind, g), num_outputs=2 + len(self._shapes),
                                                graph_mode=mode, vmap_method="broadcast_all")
                        for kind in ("forward", "step") for g in (False, True)}
-        _, d1, _ = self._world_pair(wp.get_device("cpu"), 1, False)
+        with wp.ScopedDevice("cpu"):  # one world's buffers, to size a batch (no kernels run)
+            d1 = mjw.make_data(model, nworld=1, naconmax=self.naconmax_per_world, njmax=njmax)
         per_world = sum(a.capacity for a in vars(d1).values() if isinstance(a, wp.array))
         self.bytes_per_world = int(per_world + 4 * (self._n_state + sum(int(np.prod(s)) for s in self._shapes.values())))
 
