@@ -142,3 +142,64 @@ def test_a_full_contact_buffer_is_reported_not_silent(short_task):
     assert [env.termination_names[int(c)] for c in np.asarray(out["termination"])] == [CONTACT_OVERFLOW] * 2
     assert list(np.asarray(state["overflows"])) == [1, 1]
     assert not np.asarray(out["reward"]).any() and np.isfinite(np.asarray(state["obs"])).all()
+
+
+def test_every_batch_the_envs_use_is_prepared_before_a_compiled_call(monkeypatch, short_task, tmp_path):
+    """On a GPU the first compiled call runs inside a CUDA graph capture, where MuJoCo Warp's buffers
+    cannot be allocated: every batch size an env uses must come from ``prepare`` (here: never from a call)."""
+    import threading
+
+    from mskbench.eval.batched import run_units_batched
+    from mskbench.eval.protocol import Unit
+    from mskbench.eval.store import ResultsStore
+
+    allocated_in_call = []
+    run, pair = WarpPhysics._run, WarpPhysics._world_pair
+    inside = threading.local()  # JAX runs the calls on its own threads, while Python goes on
+
+    def tracking_run(self, *args):
+        inside.depth = getattr(inside, "depth", 0) + 1
+        try:
+            return run(self, *args)
+        finally:
+            inside.depth -= 1
+
+    def tracking_pair(self, device, nworld, gains):
+        if getattr(inside, "depth", 0) and (str(device), nworld, gains) not in self._worlds:
+            allocated_in_call.append((nworld, gains))
+        return pair(self, device, nworld, gains)
+
+    monkeypatch.setattr(WarpPhysics, "_run", tracking_run)
+    monkeypatch.setattr(WarpPhysics, "_world_pair", tracking_pair)
+    for vary_gain in (False, True):
+        env = make(short_task("Stand", 3), num_envs=2, impl="warp", init_bank=3, check_memory=False,
+                   vary_gain=vary_gain)
+        state = env.reset(jax.random.PRNGKey(0))
+        for _ in range(4):  # through an auto-reset
+            state, _ = env.step(state, jnp.zeros((2, 416), jnp.float32))
+        env.reset_to([0, 1, 2, 3, 4])
+    with ResultsStore(tmp_path / "r.db") as store:
+        units = [Unit("zero", "Stand", "dynamics", 0.1, s) for s in range(3)]
+        run_units_batched(units, "zero", store, impl="warp", batch_size=3, tasks={"Stand": short_task("Stand", 3)})
+    assert allocated_in_call == []
+
+
+def test_a_script_that_leaves_steps_unawaited_still_exits(tmp_path):
+    """A Python callback that starts while the interpreter finalises never gets the GIL: the
+    backend's calls are marked as side effects, so JAX waits for them at exit instead."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "unawaited.py"
+    script.write_text(
+        "import jax, jax.numpy as jnp\n"
+        "from mskbench.jax_env import make\n"
+        "env = make('Stand', num_envs=2, impl='warp', init_bank=1, check_memory=False)\n"
+        "state = env.reset(jax.random.PRNGKey(0))\n"
+        "for _ in range(4):\n"
+        "    state, _ = env.step(state, jnp.zeros((2, 416)))\n"
+        "env.reset_to([0, 1, 2, 3, 4])\n"
+        "print('queued', flush=True)\n")
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=240)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "queued" in done.stdout

@@ -34,6 +34,7 @@ drops the extra contacts and goes on).
 # No ``from __future__ import annotations``: Warp reads the FFI function's argument types as objects.
 import copy
 import os
+import threading
 from typing import Any
 
 import mujoco
@@ -43,6 +44,9 @@ from mskbench.sim.batched import VIEW_FIELDS, FieldView, tree_where, unstable
 
 #: The per-world state: everything that determines the next step (as ``mj_getState``).
 STATE_SIG = int(mujoco.mjtState.mjSTATE_FULLPHYSICS | mujoco.mjtState.mjSTATE_WARMSTART)
+#: One Warp user at a time: JAX runs the FFI calls on its own threads, asynchronously, so a call
+#: can still be running when the Python thread allocates (and warms up) buffers for a new batch.
+_LOCK = threading.RLock()
 
 
 def warp_imports():
@@ -116,8 +120,10 @@ class WarpPhysics:
         self.graph_mode = graph_mode if jax.default_backend() == "gpu" else "NONE"
         mode = wp.JaxCallableGraphMode[self.graph_mode]
         jax_callable = wp.jax_callable
+        # has_side_effect: JAX then waits for these calls at exit. A Python callback that starts while
+        # the interpreter finalises never gets the GIL, and a script that left a step unawaited hung.
         self._calls = {(kind, g): jax_callable(self._make_fn(kind, g), num_outputs=2 + len(self._shapes),
-                                               graph_mode=mode, vmap_method="broadcast_all")
+                                               graph_mode=mode, vmap_method="broadcast_all", has_side_effect=True)
                        for kind in ("forward", "step") for g in (False, True)}
         with wp.ScopedDevice("cpu"):  # one world's buffers, to size a batch (no kernels run)
             d1 = mjw.make_data(model, nworld=1, naconmax=self.naconmax_per_world, njmax=njmax)
@@ -145,31 +151,34 @@ class WarpPhysics:
     # -- warp side ---------------------------------------------------------------------------
     def _world_pair(self, device, nworld: int, gains: bool):
         """(Model, Data, gain arrays) for ``nworld`` worlds on ``device`` (built once, then reused)."""
-        wp, mjw = self._wp, self._mjw
         key = (str(device), nworld, gains)
-        if key not in self._worlds:
-            if getattr(device, "is_capturing", False):
-                raise RuntimeError(f"MuJoCo Warp buffers for {nworld} worlds were not allocated before the "
-                                   f"compiled call; call physics.prepare({nworld}, gains={gains}) first")
-            with wp.ScopedDevice(device):
-                if str(device) not in self._models:
-                    m = mjw.put_model(self.model)
-                    m.opt.warn_overflow = 0  # reported per world instead of printed
-                    self._models[str(device)] = m
-                m, extra = self._models[str(device)], None
-                if gains:  # per-world gain parameters: a world axis on the two fields
-                    m = copy.copy(m)
-                    for name in ("actuator_gainprm", "actuator_biasprm"):
-                        field = getattr(m, name)
-                        setattr(m, name, wp.array(np.repeat(field.numpy()[:1], nworld, axis=0), dtype=field.dtype))
-                    extra = (wp.array(self._mus.astype(np.int32), dtype=int),
-                             wp.array(self.model.actuator_gainprm[self._mus, 2].astype(np.float32), dtype=float),
-                             wp.array(self.model.actuator_biasprm[self._mus, 2].astype(np.float32), dtype=float))
-                d = mjw.make_data(self.model, nworld=nworld, naconmax=self.naconmax_per_world * nworld,
-                                  njmax=self.njmax)
-            self._worlds[key] = (m, d, extra)
-            self._warm_up(device, nworld, gains)
-        return self._worlds[key]
+        with _LOCK:
+            if key not in self._worlds:
+                self._worlds[key] = self._new_world_pair(device, nworld, gains)
+                self._warm_up(device, nworld, gains)
+            return self._worlds[key]
+
+    def _new_world_pair(self, device, nworld: int, gains: bool):
+        wp, mjw = self._wp, self._mjw
+        if getattr(device, "is_capturing", False):
+            raise RuntimeError(f"MuJoCo Warp buffers for {nworld} worlds were not allocated before the "
+                               f"compiled call; call physics.prepare({nworld}, gains={gains}) first")
+        with wp.ScopedDevice(device):
+            if str(device) not in self._models:
+                m = mjw.put_model(self.model)
+                m.opt.warn_overflow = 0  # reported per world instead of printed
+                self._models[str(device)] = m
+            m, extra = self._models[str(device)], None
+            if gains:  # per-world gain parameters: a world axis on the two fields
+                m = copy.copy(m)
+                for name in ("actuator_gainprm", "actuator_biasprm"):
+                    field = getattr(m, name)
+                    setattr(m, name, wp.array(np.repeat(field.numpy()[:1], nworld, axis=0), dtype=field.dtype))
+                extra = (wp.array(self._mus.astype(np.int32), dtype=int),
+                         wp.array(self.model.actuator_gainprm[self._mus, 2].astype(np.float32), dtype=float),
+                         wp.array(self.model.actuator_biasprm[self._mus, 2].astype(np.float32), dtype=float))
+            d = mjw.make_data(self.model, nworld=nworld, naconmax=self.naconmax_per_world * nworld, njmax=self.njmax)
+        return m, d, extra
 
     def _warm_up(self, device, nworld: int, gains: bool) -> None:
         """One forward and one step on scratch buffers, so every kernel is loaded on ``device``
@@ -218,7 +227,7 @@ class WarpPhysics:
         wp, mjw = self._wp, self._mjw
         m, d, extra = self._world_pair(state_in.device, state_in.shape[0], gains)
         set_gains, overflowed = _warp_kernels()
-        with wp.ScopedDevice(state_in.device):
+        with _LOCK, wp.ScopedDevice(state_in.device):
             if gains:
                 wp.launch(set_gains, dim=(d.nworld, int(self._mus.size)), inputs=[*extra, gain],
                           outputs=[m.actuator_gainprm, m.actuator_biasprm])
