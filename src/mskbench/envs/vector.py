@@ -14,6 +14,41 @@ import numpy as np
 from mskbench.envs.cpu_env import MSKEnv
 
 
+def checked_actions(actions, num_envs: int, action_size: int, dtype=None) -> np.ndarray:
+    """``actions`` as an array of shape (num_envs, action_size), or a clear error."""
+    a = np.asarray(actions, dtype=dtype)
+    if a.shape != (num_envs, action_size):
+        raise ValueError(f"actions must have shape ({num_envs}, {action_size}), got {a.shape}")
+    return a
+
+
+def step_each(returns: np.ndarray, obs_size: int, step_one, reset_one):
+    """One step of every environment, finished ones restarted (the vector-env protocol).
+
+    ``step_one(i) -> (obs, reward, terminated, truncated)`` steps environment
+    ``i``; ``reset_one(i) -> obs`` restarts it. ``returns`` (per environment,
+    updated in place) sums the rewards of the running episodes.
+    """
+    n = len(returns)
+    obs = np.zeros((n, obs_size), np.float32)
+    final = np.zeros_like(obs)
+    reward = np.zeros(n)
+    terminated = np.zeros(n, bool)
+    truncated = np.zeros(n, bool)
+    finished = []
+    for i in range(n):
+        o, r, term, trunc = step_one(i)
+        reward[i], terminated[i], truncated[i] = r, term, trunc
+        returns[i] += r
+        final[i] = o
+        if term or trunc:
+            finished.append(returns[i])
+            returns[i] = 0.0
+            o = reset_one(i)
+        obs[i] = o
+    return obs, reward, terminated, truncated, {"final_obs": final, "episode_returns": finished}
+
+
 class MSKVectorEnv:
     def __init__(self, task: str, num_envs: int = 8, **env_kwargs):
         if num_envs < 1:
@@ -32,26 +67,13 @@ class MSKVectorEnv:
                          for i, env in enumerate(self.envs)])
 
     def step(self, actions: np.ndarray):
-        actions = np.asarray(actions)
-        if actions.shape != (self.num_envs, self.action_size):
-            raise ValueError(f"actions must have shape ({self.num_envs}, {self.action_size}), got {actions.shape}")
-        obs = np.zeros((self.num_envs, self.obs_size), np.float32)
-        final = np.zeros_like(obs)
-        reward = np.zeros(self.num_envs)
-        terminated = np.zeros(self.num_envs, bool)
-        truncated = np.zeros(self.num_envs, bool)
-        finished = []
-        for i, env in enumerate(self.envs):
-            o, r, term, trunc, _ = env.step(actions[i])
-            reward[i], terminated[i], truncated[i] = r, term, trunc
-            self._returns[i] += r
-            final[i] = o
-            if term or trunc:
-                finished.append(self._returns[i])
-                self._returns[i] = 0.0
-                o, _ = env.reset()
-            obs[i] = o
-        return obs, reward, terminated, truncated, {"final_obs": final, "episode_returns": finished}
+        actions = checked_actions(actions, self.num_envs, self.action_size)
+
+        def step_one(i):
+            o, r, term, trunc, _ = self.envs[i].step(actions[i])
+            return o, r, term, trunc
+
+        return step_each(self._returns, self.obs_size, step_one, lambda i: self.envs[i].reset()[0])
 
     def close(self) -> None:
         for env in self.envs:

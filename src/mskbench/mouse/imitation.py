@@ -37,6 +37,7 @@ from dataclasses import dataclass
 import mujoco
 import numpy as np
 
+from mskbench.envs.vector import checked_actions, step_each
 from mskbench.mouse.clips import Clip
 
 N_JOINTS = 4
@@ -212,40 +213,28 @@ class MouseImitationVectorEnv:
         return np.stack([self._flat(i) for i in range(self.num_envs)])
 
     def step(self, actions: np.ndarray):
-        a = np.asarray(actions, dtype=np.float64)
-        if a.shape != (self.num_envs, self.action_size):
-            raise ValueError(f"actions must have shape ({self.num_envs}, {self.action_size}), got {a.shape}")
+        a = checked_actions(actions, self.num_envs, self.action_size, np.float64)
         if not np.isfinite(a).all():
             raise ValueError("actions contain non-finite values")
         exc = 0.5 * (np.clip(a, -1.0, 1.0) + 1.0)
         h, cfg = self.handles, self.cfg
-        obs = np.zeros((self.num_envs, self.obs_size), np.float32)
-        final = np.zeros_like(obs)
-        reward = np.zeros(self.num_envs)
-        terminated = np.zeros(self.num_envs, bool)
-        truncated = np.zeros(self.num_envs, bool)
-        finished = []
-        for i, d in enumerate(self.datas):
+
+        def step_one(i):
+            d = self.datas[i]
             d.ctrl[h.muscle_ids] = exc[i]
             mujoco.mj_step(self.model, d, nstep=cfg.substeps)
             self.frame[i] += self.frames_per_step
+            if not (np.isfinite(d.qpos).all() and np.isfinite(d.qvel).all()):
+                return 0.0, 0.0, True, False  # unstable: zero observation and reward, episode over
             q = d.qpos[h.qpos_adr]
             q_ref = reference_at(self.bank.qpos, self.clip[i], self.frame[i])
-            unstable = not (np.isfinite(d.qpos).all() and np.isfinite(d.qvel).all())
-            if unstable:
-                reward[i], terminated[i] = 0.0, True
-            else:
-                reward[i], _ = reward_terms(q, q_ref, d.qvel[h.dof_adr], exc[i],
-                                            d.qfrc_actuator[h.dof_adr], cfg)
-                terminated[i] = bool(too_far(q, q_ref, cfg))
-                truncated[i] = not terminated[i] and bool(clip_over(self.frame[i], self.bank.lengths[self.clip[i]]))
-            self._returns[i] += reward[i]
-            final[i] = self._flat(i) if not unstable else 0.0
-            if terminated[i] or truncated[i]:
-                finished.append(self._returns[i])
-                self._reset_one(i)
-                obs[i] = self._flat(i)
-            else:
-                obs[i] = final[i]
-        info = {"final_obs": final, "episode_returns": finished}
-        return obs, reward, terminated, truncated, info
+            reward, _ = reward_terms(q, q_ref, d.qvel[h.dof_adr], exc[i], d.qfrc_actuator[h.dof_adr], cfg)
+            terminated = bool(too_far(q, q_ref, cfg))
+            truncated = not terminated and bool(clip_over(self.frame[i], self.bank.lengths[self.clip[i]]))
+            return self._flat(i), reward, terminated, truncated
+
+        def reset_one(i):
+            self._reset_one(i)
+            return self._flat(i)
+
+        return step_each(self._returns, self.obs_size, step_one, reset_one)

@@ -28,6 +28,7 @@ import numpy as np
 from mskbench.mouse.clips import Clip
 from mskbench.mouse.imitation import (ImitationConfig, ReferenceBank, clip_over, observation_blocks,
                                       reference_at, reward_terms, too_far)
+from mskbench.envs.vector import checked_actions
 from mskbench.sim.batched import make_physics
 from mskbench.sim.mjx import mjx_imports as _imports
 
@@ -169,9 +170,7 @@ class JaxVectorEnv:
 
     def step(self, actions):
         _, jnp, _ = _imports()
-        a = np.asarray(actions, dtype=np.float32)
-        if a.shape != (self.num_envs, self.action_size):
-            raise ValueError(f"actions must have shape ({self.num_envs}, {self.action_size}), got {a.shape}")
+        a = checked_actions(actions, self.num_envs, self.action_size, np.float32)
         self._state, out = self.env.step(self._state, jnp.asarray(a))
         out = {k: np.asarray(v) for k, v in out.items()}
         done = out["terminated"] | out["truncated"]
