@@ -449,8 +449,7 @@ def train_cmd(task, out_dir, steps, backend, impl, num_envs, rollout, hidden, mi
 
     Evaluate the result with the shared protocol: mskbench eval --task TASK --policy OUT.
     """
-    import shutil
-
+    from mskbench.agents.checkpoint import BestCheckpoint
     from mskbench.agents.ppo import PPOConfig, train
     from mskbench.envs import MSKEnv
     from mskbench.envs.vector import MSKVectorEnv
@@ -500,20 +499,15 @@ def train_cmd(task, out_dir, steps, backend, impl, num_envs, rollout, hidden, mi
     cfg = PPOConfig(total_steps=steps, num_steps=rollout, epochs=epochs, minibatch_size=minibatch,
                     learning_rate=learning_rate, hidden=(hidden, hidden), value_hidden=(hidden, hidden), seed=seed)
     every = max(1, round(eval_every_steps / (rollout * num_envs)))
-    best_file = out_dir / "best_return.json"
-    best = json.loads(best_file.read_text())["mean_return"] if resume and best_file.exists() else -float("inf")
+    best = BestCheckpoint(out_dir, "best_return.json", "mean_return", resume=resume)
 
     def report(row):
-        nonlocal best
         msg = f"iter {row['iteration']} steps {row['steps']} reward/step {row['mean_reward']:.3f} " \
               f"{row['steps_per_s']:.0f} steps/s"
         if "eval" in row:
             ev = row["eval"]
             msg += f" | eval return {ev['mean_return']:.2f} SR {ev['success_rate']:.0f}%"
-            if ev["mean_return"] > best:
-                best = ev["mean_return"]
-                shutil.copyfile(out_dir / "checkpoint.npz", out_dir / "best.npz")
-                best_file.write_text(json.dumps({"mean_return": best, "steps": row["steps"]}))
+            best.offer(ev["mean_return"], steps=row["steps"])
         click.echo(msg)
 
     state = train(env, cfg, out_dir=out_dir, resume=resume, eval_fn=evaluate, eval_every=every, on_iteration=report)

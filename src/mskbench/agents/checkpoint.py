@@ -15,6 +15,8 @@ device (:mod:`mskbench.eval.batched`):
 
 from __future__ import annotations
 
+import json
+import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +25,45 @@ from typing import Any
 import numpy as np
 
 FORMATS = ("mskbench-ppo",)
+
+
+def checkpoint_path(spec: str):
+    """The checkpoint file ``spec`` names (a run directory means its ``best.npz``, else its
+    ``checkpoint.npz``), or None when it names none."""
+    path = Path(spec)
+    if path.is_file() and path.suffix == ".npz":
+        return path
+    if path.is_dir():
+        for name in ("best.npz", "checkpoint.npz"):
+            if (path / name).is_file():
+                return path / name
+        raise ValueError(f"policy directory {spec!r} holds no best.npz or checkpoint.npz")
+    if path.suffix == ".npz":
+        raise ValueError(f"policy checkpoint {spec!r} does not exist")
+    return None
+
+
+class BestCheckpoint:
+    """A run's ``best.npz``: a copy of its ``checkpoint.npz`` whenever an evaluation beats the best
+    so far, with the score in ``record`` (JSON, read back on resume).
+
+    Call :meth:`offer` right after the trainer has written the checkpoint it evaluated.
+    """
+
+    def __init__(self, run_dir: Path, record: str, metric: str, *, lower_is_better: bool = False,
+                 resume: bool = False):
+        self.run_dir, self.metric, self.lower = Path(run_dir), metric, lower_is_better
+        self.record = self.run_dir / record
+        self.best = json.loads(self.record.read_text())[metric] if resume and self.record.exists() else None
+
+    def offer(self, value: float, **info) -> bool:
+        """Keep the current checkpoint as best if ``value`` beats the best so far."""
+        if self.best is not None and not (value < self.best if self.lower else value > self.best):
+            return False
+        self.best = value
+        shutil.copyfile(self.run_dir / "checkpoint.npz", self.run_dir / "best.npz")
+        self.record.write_text(json.dumps({self.metric: value, **info}))
+        return True
 
 
 @dataclass

@@ -20,6 +20,7 @@ import inspect
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from mskbench.agents.checkpoint import checkpoint_path  # noqa: F401 - re-exported for the executors
 from mskbench.envs.perturbations import Perturbation
 from mskbench.policies import BUILTIN_POLICIES, make_policy
 
@@ -126,23 +127,6 @@ def load_policy(spec: str, env, seed: int):
     if not callable(getattr(policy, "act", None)):
         raise TypeError(f"policy factory {spec!r} returned {type(policy).__name__}, which has no act(obs) method")
     return policy
-
-
-def checkpoint_path(spec: str):
-    """The checkpoint file ``spec`` names, or None when it names none."""
-    from pathlib import Path
-
-    path = Path(spec)
-    if path.is_file() and path.suffix == ".npz":
-        return path
-    if path.is_dir():
-        for name in ("best.npz", "checkpoint.npz"):
-            if (path / name).is_file():
-                return path / name
-        raise ValueError(f"policy directory {spec!r} holds no best.npz or checkpoint.npz")
-    if path.suffix == ".npz":
-        raise ValueError(f"policy checkpoint {spec!r} does not exist")
-    return None
 
 
 def resolve_factory(spec: str):

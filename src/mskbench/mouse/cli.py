@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import logging
-import shutil
 from pathlib import Path
 
 import click
@@ -146,6 +145,7 @@ def train_cmd(clips_dir, synthetic, out_dir, ctrl_cost, energy_cost, steps, num_
     in 0.6M steps) where minibatch 2048 / log-std −0.5 did not improve and a
     learning rate of 1e-3 diverged.
     """
+    from mskbench.agents.checkpoint import BestCheckpoint
     from mskbench.agents.ppo import PPOConfig, train
     from mskbench.mouse.imitation import ImitationConfig, MouseImitationVectorEnv
 
@@ -180,26 +180,20 @@ def train_cmd(clips_dir, synthetic, out_dir, ctrl_cost, energy_cost, steps, num_
         result = evaluate(policy, clips[: min(4, len(clips))], cfg)["overall"]
         return {"track_replay_error_mm": result["track_replay_error_mm"], "joint_mae_rad": result["joint_mae_rad"]}
 
-    best_file = out_dir / "best_replay.json"
-    best = json.loads(best_file.read_text())["track_replay_error_mm"] if resume and best_file.exists() else None
+    best = BestCheckpoint(out_dir, "best_replay.json", "track_replay_error_mm", lower_is_better=True, resume=resume)
 
     def report(row):
-        nonlocal best
         msg = (f"iter {row['iteration']} steps {row['steps']} reward/step {row['mean_reward']:.3f} "
                f"{row['steps_per_s']:.0f} steps/s")
         if "eval" in row:
             err = row["eval"]["track_replay_error_mm"]
             msg += f" | replay error {err:.3f} mm"
-            if best is None or err < best:  # the checkpoint on disk is the one just evaluated
-                best = err
-                shutil.copyfile(out_dir / "checkpoint.npz", out_dir / "best.npz")
-                best_file.write_text(json.dumps({"track_replay_error_mm": err, "steps": row["steps"],
-                                                 "clips": [c.name for c in clips[: min(4, len(clips))]]}))
+            best.offer(err, steps=row["steps"], clips=[c.name for c in clips[: min(4, len(clips))]])
         click.echo(msg)
 
     state = train(env, ppo, out_dir=out_dir, resume=resume, eval_fn=quick_eval, eval_every=eval_every,
                   on_iteration=report)
-    click.echo(f"trained {state.steps} steps; checkpoints in {out_dir} (best.npz: {best} mm on the evaluation clips)")
+    click.echo(f"trained {state.steps} steps; checkpoints in {out_dir} (best.npz: {best.best} mm on the evaluation clips)")
 
 
 @mouse.command("eval")
@@ -215,18 +209,19 @@ def train_cmd(clips_dir, synthetic, out_dir, ctrl_cost, energy_cost, steps, num_
 @click.option("--json", "as_json", is_flag=True)
 def eval_cmd(clips_dir, synthetic, run_dir, emg_dir, E, tau, Tp, as_json) -> None:
     """Track replay error (mm), EMG fit MAE and simplex ρ of a trained policy, per clip and overall."""
+    from mskbench.agents.checkpoint import checkpoint_path
     from mskbench.agents.ppo import load_policy_checkpoint
     from mskbench.mouse.evaluate import SimplexParams, evaluate
     from mskbench.mouse.imitation import ImitationConfig, MouseImitationVectorEnv
 
     if tau == 0:
         raise click.BadParameter("tau must be non-zero", param_hint="--tau")
-    ckpt = run_dir
-    if run_dir.is_dir():
-        ckpt = next((run_dir / n for n in ("best.npz", "checkpoint.npz") if (run_dir / n).exists()),
-                    run_dir / "checkpoint.npz")
-    if not ckpt.exists():
-        raise click.BadParameter(f"no checkpoint at {ckpt}", param_hint="--policy")
+    try:
+        ckpt = checkpoint_path(str(run_dir))
+    except ValueError as exc:
+        raise click.BadParameter(f"no checkpoint: {exc}", param_hint="--policy") from None
+    if ckpt is None:
+        raise click.BadParameter(f"no checkpoint at {run_dir} (a .npz file or a run directory)", param_hint="--policy")
     clips = _clips(clips_dir, synthetic)
     if emg_dir is not None:
         clips = _attach_emg(clips, emg_dir)
