@@ -50,6 +50,7 @@ from __future__ import annotations
 import os
 
 import mujoco
+import numpy as np
 
 IMPLS = ("jax", "warp", "cpu")
 #: MuJoCo's bound on state magnitudes (``mjMAXVAL``); beyond it MuJoCo C resets the data.
@@ -71,6 +72,11 @@ def unstable(qpos, qvel, qacc, act):
         if x.size:
             bad = bad | ~jnp.all(jnp.isfinite(x)) | jnp.any(jnp.abs(x) > MAXVAL)
     return bad
+
+
+def float32_initial(qpos, qvel) -> dict:
+    """Initial configurations as float32 arrays (what the MJX and MuJoCo Warp backends start from)."""
+    return {"qpos": np.asarray(qpos, np.float32), "qvel": np.asarray(qvel, np.float32)}
 
 
 def tree_where(cond, a, b):

@@ -40,7 +40,7 @@ from typing import Any
 import mujoco
 import numpy as np
 
-from mskbench.sim.batched import VIEW_FIELDS, FieldView, tree_where, unstable
+from mskbench.sim.batched import VIEW_FIELDS, FieldView, float32_initial, tree_where, unstable
 
 #: The per-world state: everything that determines the next step (as ``mj_getState``).
 STATE_SIG = int(mujoco.mjtState.mjSTATE_FULLPHYSICS | mujoco.mjtState.mjSTATE_WARMSTART)
@@ -106,6 +106,11 @@ class WarpPhysics:
         d = mujoco.MjData(model)
         self._shapes = {k: np.shape(getattr(d, k)) for k in VIEW_FIELDS}
         self._shapes["qacc"] = (model.nv,)
+        # Every output of a call, in the FFI function's order: Warp dtype and per-world Warp shape
+        # (a vector-valued field has the vector as its dtype: one array axis fewer than MuJoCo's).
+        vector = _output_types(wp)
+        self._outputs = {"state": (float, (self._n_state,)), "overflow": (int, ())}
+        self._outputs.update({k: (vector[k], s[:1]) if k in vector else (float, s) for k, s in self._shapes.items()})
         # A world at reset (as mj_resetData leaves it), and where qpos and qvel sit in its state vector.
         self._state0 = np.empty(self._n_state)
         mujoco.mj_getState(model, d, self._state0, STATE_SIG)
@@ -122,7 +127,7 @@ class WarpPhysics:
         jax_callable = wp.jax_callable
         # has_side_effect: JAX then waits for these calls at exit. A Python callback that starts while
         # the interpreter finalises never gets the GIL, and a script that left a step unawaited hung.
-        self._calls = {(kind, g): jax_callable(self._make_fn(kind, g), num_outputs=2 + len(self._shapes),
+        self._calls = {(kind, g): jax_callable(self._make_fn(kind, g), num_outputs=len(self._outputs),
                                                graph_mode=mode, vmap_method="broadcast_all", has_side_effect=True)
                        for kind in ("forward", "step") for g in (False, True)}
         with wp.ScopedDevice("cpu"):  # one world's buffers, to size a batch (no kernels run)
@@ -184,13 +189,8 @@ class WarpPhysics:
         """One forward and one step on scratch buffers, so every kernel is loaded on ``device``
         before a CUDA graph capture (which cannot load modules) records a call."""
         wp = self._wp
-        types = _output_types(wp)
         with wp.ScopedDevice(device):
-            out = {"state": wp.zeros((nworld, self._n_state), dtype=float),
-                   "overflow": wp.zeros(nworld, dtype=int)}
-            for name, shape in self._shapes.items():
-                dtype = types.get(name, float)
-                out[name] = wp.zeros((nworld, shape[0]) if dtype is not float else (nworld, *shape), dtype=dtype)
+            out = {k: wp.zeros((nworld, *shape), dtype=dtype) for k, (dtype, shape) in self._outputs.items()}
             state = wp.array(np.tile(self._state0, (nworld, 1)), dtype=float)
             ctrl = wp.zeros((nworld, self.model.nu), dtype=float)
             gain = wp.ones((nworld, max(int(self._mus.size), 1)), dtype=float)
@@ -246,19 +246,16 @@ class WarpPhysics:
                     wp.copy(out[name], getattr(d, name))
 
     # -- interface ---------------------------------------------------------------------------
-    def prepare_initial(self, qpos: np.ndarray, qvel: np.ndarray):
-        return {"qpos": np.asarray(qpos, np.float32), "qvel": np.asarray(qvel, np.float32)}
+    prepare_initial = staticmethod(float32_initial)
 
     def _call(self, kind, args, gain_scale):
         import jax.numpy as jnp
 
         gains = gain_scale is not None
         g = jnp.asarray(gain_scale if gains else jnp.ones((1,)), jnp.float32)[None]
-        dims = {"state": (1, self._n_state), "overflow": (1,)}
-        vector = _output_types(self._wp)  # the vector is Warp's dtype: one array axis fewer
-        dims.update({k: (1, s[0]) if k in vector else (1, *s) for k, s in self._shapes.items()})
+        dims = {k: (1, *shape) for k, (_, shape) in self._outputs.items()}
         outs = self._calls[kind, gains](*[jnp.asarray(a, jnp.float32)[None] for a in args], g, output_dims=dims)
-        new = {k: v[0] for k, v in zip(("state", "overflow", *self._shapes), outs)}
+        new = {k: v[0] for k, v in zip(self._outputs, outs)}
         new["xmat"] = new["xmat"].reshape(self._shapes["xmat"])
         return new
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import mujoco
 import numpy as np
 
-from mskbench.sim.batched import unstable
+from mskbench.sim.batched import float32_initial, unstable
 from mskbench.sim.parity import warn_if_skewed
 
 
@@ -68,8 +68,7 @@ class MjxPhysics:
         self.bytes_per_world = int(sum(np.asarray(x).nbytes for x in jax.tree_util.tree_leaves(self.data0)))
 
     # -- interface -------------------------------------------------------------------------
-    def prepare_initial(self, qpos: np.ndarray, qvel: np.ndarray):
-        return {"qpos": np.asarray(qpos, np.float32), "qvel": np.asarray(qvel, np.float32)}
+    prepare_initial = staticmethod(float32_initial)
 
     def init_one(self, prepared, gain_scale=None):
         _, _, mjx = mjx_imports()
