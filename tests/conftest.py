@@ -13,8 +13,9 @@ import numpy as np
 import pytest
 
 from mskbench.envs import MSKEnv
+from mskbench.tasks import REGISTRY
 
-TASKS = ("Stand", "Walk", "Reach")
+TASKS = tuple(REGISTRY)
 
 
 @pytest.fixture(scope="session")

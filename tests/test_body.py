@@ -239,3 +239,25 @@ def test_handles_reject_wrong_model():
     spec.worldbody.add_body(name="x").add_geom(size=[0.1, 0, 0])
     with pytest.raises(ValueError):
         BodyHandles.from_model(spec.compile())
+
+
+def _props_with_joints(spec: mujoco.MjSpec) -> None:
+    door = spec.worldbody.add_body(name="door", pos=[2.0, 0.0, 1.0])
+    door.add_joint(name="door_hinge", type=mujoco.mjtJoint.mjJNT_HINGE, axis=[0, 0, 1])
+    door.add_geom(type=mujoco.mjtGeom.mjGEOM_BOX, size=[0.02, 0.4, 1.0])
+    cube = spec.worldbody.add_body(name="cube", pos=[1.0, 0.0, 1.0])
+    cube.add_freejoint(name="cube_free")
+    cube.add_geom(type=mujoco.mjtGeom.mjGEOM_BOX, size=[0.1, 0.1, 0.1])
+
+
+def test_props_with_joints_stay_out_of_the_humanoid(handles):
+    """A door hinge and a free cube add coordinates after the humanoid's, not to its joints."""
+    model = build_model(_props_with_joints)
+    h = BodyHandles.from_model(model)
+    assert (model.nq, model.nv) == (129 + 1 + 7, 128 + 1 + 6)
+    assert (h.nq_body, h.nv_body) == (129, 128)
+    np.testing.assert_array_equal(h.joint_qpos, handles.joint_qpos)
+    np.testing.assert_array_equal(h.joint_dof, handles.joint_dof)
+    np.testing.assert_array_equal(h.body_tree, handles.body_tree)
+    assert h.total_mass == pytest.approx(handles.total_mass)
+

@@ -205,12 +205,16 @@ class BodyHandles:
     """Indices into a compiled model that tasks use; resolved once per model.
 
     Body ids index ``xpos``/``xmat``/``xipos``/``cvel``; ``*_qpos`` are qpos
-    addresses; ``joint_qpos`` / ``joint_dof`` are the non-root joints.
+    addresses; ``joint_qpos`` / ``joint_dof`` are the humanoid's non-root
+    joints. Task props with joints of their own (a door hinge, a free cube)
+    come after the humanoid: its state is ``qpos[:nq_body]``, ``qvel[:nv_body]``.
     """
 
     nq: int
     nv: int
     nu: int
+    nq_body: int
+    nv_body: int
     bodies: dict[str, int]
     joints_qpos: dict[str, int]
     joint_qpos: np.ndarray
@@ -234,16 +238,23 @@ class BodyHandles:
         root_joint = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, "root")
         if root_joint < 0 or int(model.jnt_type[root_joint]) != int(mujoco.mjtJoint.mjJNT_FREE):
             raise ValueError("MyoFullBody must have a free joint named 'root'")
+        root = bodies["root"]
+        tree = np.array([b for b in range(model.nbody) if model.body_rootid[b] == root], dtype=np.int64)
+        in_tree = set(tree.tolist())
         qvel_of_qpos = np.full(model.nq, -1, dtype=np.int64)
         jq, jd = [], []
+        body_joints = [j for j in range(model.njnt) if int(model.jnt_bodyid[j]) in in_tree]
         for j in range(model.njnt):
             if int(model.jnt_type[j]) in (int(mujoco.mjtJoint.mjJNT_HINGE), int(mujoco.mjtJoint.mjJNT_SLIDE)):
                 qvel_of_qpos[model.jnt_qposadr[j]] = model.jnt_dofadr[j]
-                if model.jnt_bodyid[j] != 0 and j != root_joint:
+                if j in body_joints and j != root_joint:
                     jq.append(model.jnt_qposadr[j])
                     jd.append(model.jnt_dofadr[j])
-        root = bodies["root"]
-        tree = np.array([b for b in range(model.nbody) if model.body_rootid[b] == root], dtype=np.int64)
+        if body_joints != list(range(len(body_joints))):
+            raise ValueError("the humanoid's joints must come first in the model (add props after it)")
+        n_body = len(body_joints)  # the humanoid's coordinates end where the first prop joint's begin
+        nq_body = int(model.jnt_qposadr[n_body]) if n_body < model.njnt else model.nq
+        nv_body = int(model.jnt_dofadr[n_body]) if n_body < model.njnt else model.nv
         touch = []
         for name in TOUCH_SENSORS:
             sid = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_SENSOR, name)
@@ -260,6 +271,8 @@ class BodyHandles:
             nq=model.nq,
             nv=model.nv,
             nu=model.nu,
+            nq_body=nq_body,
+            nv_body=nv_body,
             bodies=bodies,
             joints_qpos={k: int(model.jnt_qposadr[v]) for k, v in jids.items()},
             joint_qpos=np.array(jq, dtype=np.int64),

@@ -3,7 +3,8 @@
 ``O_base`` (Table IX caption): proprioception ``(q, q̇, v_CoM)`` and muscle
 states (length, velocity, force, activation). ``q`` leaves out the root's
 world ``x, y`` (as the paper's Table XVII does) so policies do not depend on
-where on the floor the body is.
+where on the floor the body is. Only the humanoid's ``q, q̇`` are in
+``O_base``; a task's moving props (a door, a cube) are in its own blocks.
 
 ==================  =====  ==================================================
 block               size   content
@@ -34,8 +35,8 @@ BASE_BLOCKS = ("qpos", "qvel", "com_vel", "muscle_length", "muscle_velocity",
 
 def base_observation(s: StateView, xp=np) -> dict:
     return {
-        "qpos": s.q[2:],
-        "qvel": s.qdot,
+        "qpos": s.q[2:s.h.nq_body],
+        "qvel": s.qdot[:s.h.nv_body],
         "com_vel": s.com_vel,
         "muscle_length": s.muscle_length,
         "muscle_velocity": s.muscle_velocity,

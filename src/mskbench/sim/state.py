@@ -108,10 +108,31 @@ class StateView:
 
     def vel(self, role: str):
         """World linear velocity of a named body's origin (3,), m/s."""
-        b = self.h.bodies[role]
-        cvel = self.data.cvel[b]
-        ref = self.data.subtree_com[self.h.bodies["root"]]
-        return cvel[3:] + cross(self.xp, cvel[:3], self.data.xpos[b] - ref)
+        return self.body_vel(self.h.bodies[role], self.h.bodies["root"])
+
+    # -- any body by model id (task props: ids resolved once in ``Task.bind``) ----------
+    def body_pos(self, body_id: int):
+        """World position of body ``body_id``'s origin (3,), m."""
+        return self.data.xpos[body_id]
+
+    def body_rot(self, body_id: int):
+        """World rotation matrix of body ``body_id`` (3, 3)."""
+        return self.xp.reshape(self.data.xmat[body_id], (3, 3))
+
+    def body_quat(self, body_id: int):
+        """World orientation quaternion (w, x, y, z) of body ``body_id``."""
+        return self.data.xquat[body_id]
+
+    def body_vel(self, body_id: int, root_id: int):
+        """World linear velocity of body ``body_id``'s origin (3,), m/s.
+
+        ``root_id`` is the root of the body's kinematic tree
+        (``model.body_rootid[body_id]``): MuJoCo gives ``cvel`` about that
+        tree's centre of mass.
+        """
+        cvel = self.data.cvel[body_id]
+        ref = self.data.subtree_com[root_id]
+        return cvel[3:] + cross(self.xp, cvel[:3], self.data.xpos[body_id] - ref)
 
     @cached_property
     def pelvis_pos(self):

@@ -65,28 +65,54 @@ class InitContext:
         self.default_qpos = default_qpos
 
     def pose(self, joints: Mapping[str, float] | None = None, *, base: np.ndarray | None = None,
-             root_xy: tuple[float, float] = (0.0, 0.0), on_ground: bool = True) -> np.ndarray:
+             root_xy: tuple[float, float] = (0.0, 0.0), on_ground: bool = True,
+             ground_geom: str = "floor") -> np.ndarray:
         """A consistent standing-frame ``qpos`` with joints set by model name.
 
         Starts from ``base`` (default: the neutral pose), sets the given
         joints (model joint names, rad), resolves the joint couplings, puts
-        the root at ``root_xy`` and (``on_ground``) lowers it onto the floor.
+        the root at ``root_xy`` and (``on_ground``) lowers it onto the geom
+        ``ground_geom`` (default the floor; a platform for elevated starts).
+        Props' coordinates are left as in ``base``.
         """
         from mskbench.body.myofullbody import place_on_ground
 
         qpos = (self.default_qpos if base is None else base).copy()
         for name, value in (joints or {}).items():
-            jid = mujoco.mj_name2id(self.model, mujoco.mjtObj.mjOBJ_JOINT, name)
-            if jid < 0:
-                raise ValueError(f"model has no joint named {name!r}")
-            qpos[self.model.jnt_qposadr[jid]] = value
+            qpos[self.joint_qpos_adr(name)] = value
         self.handles.couplings.apply(qpos)
         qpos[0:2] = root_xy
         if on_ground:
             self.data.qpos[:] = qpos
-            place_on_ground(self.model, self.data, self.handles)
+            place_on_ground(self.model, self.data, self.handles, floor_geom=ground_geom)
             qpos = self.data.qpos.copy()
         return qpos
+
+    # -- model ids for props (resolve once in ``Task.bind``) --------------------------
+    def _id(self, kind: mujoco.mjtObj, name: str) -> int:
+        idx = mujoco.mj_name2id(self.model, kind, name)
+        if idx < 0:
+            raise ValueError(f"model has no {kind.name.removeprefix('mjOBJ_').lower()} named {name!r}")
+        return int(idx)
+
+    def body_id(self, name: str) -> int:
+        """Model id of a body (e.g. a prop added in ``add_props``)."""
+        return self._id(mujoco.mjtObj.mjOBJ_BODY, name)
+
+    def body_root(self, name: str) -> int:
+        """Id of the root of a body's kinematic tree (for :meth:`StateView.body_vel`)."""
+        return int(self.model.body_rootid[self.body_id(name)])
+
+    def geom_id(self, name: str) -> int:
+        return self._id(mujoco.mjtObj.mjOBJ_GEOM, name)
+
+    def joint_qpos_adr(self, name: str) -> int:
+        """``qpos`` address of a joint (its first coordinate)."""
+        return int(self.model.jnt_qposadr[self._id(mujoco.mjtObj.mjOBJ_JOINT, name)])
+
+    def joint_dof_adr(self, name: str) -> int:
+        """``qvel`` address of a joint (its first degree of freedom)."""
+        return int(self.model.jnt_dofadr[self._id(mujoco.mjtObj.mjOBJ_JOINT, name)])
 
     def forward(self, qpos: np.ndarray, qvel: np.ndarray | None = None) -> StateView:
         """Run forward kinematics at ``qpos`` and return a NumPy state view."""

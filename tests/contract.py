@@ -1,0 +1,136 @@
+"""Checks every task must pass, as functions of an environment.
+
+``test_array_namespace.py`` and ``test_task_contract.py`` run them over every
+registered task; a task's own tests may call them on a non-default
+configuration (``MSKEnv(MyTask(option=...))``).
+"""
+
+from __future__ import annotations
+
+import re
+from types import SimpleNamespace
+
+import numpy as np
+
+from mskbench.envs import MSKEnv
+from mskbench.envs.observation import flatten, observation_blocks
+from mskbench.sim.state import StateView
+
+FIELDS = ("qpos", "qvel", "xpos", "xmat", "xquat", "xipos", "cvel", "subtree_com", "act",
+          "actuator_length", "actuator_velocity", "actuator_force", "sensordata")
+
+
+def as_jax(data) -> SimpleNamespace:
+    """The state view's fields of a ``MjData`` as JAX arrays (xmat shaped as in ``mjx.Data``)."""
+    import jax.numpy as jnp
+
+    out = {f: jnp.asarray(getattr(data, f)) for f in FIELDS}
+    out["xmat"] = out["xmat"].reshape(-1, 3, 3)
+    return SimpleNamespace(**out)
+
+
+def ts_as_jax(ts: dict) -> dict:
+    import jax.numpy as jnp
+
+    return {k: jnp.asarray(v) for k, v in ts.items()}
+
+
+def moving_state(env: MSKEnv, seed: int = 3, steps: int = 5) -> None:
+    """Reset and take a few random steps: a state with motion, muscle activity and contacts."""
+    env.reset(seed=seed)
+    rng = np.random.default_rng(0)
+    for _ in range(steps):
+        _, _, terminated, truncated, _ = env.step(rng.uniform(-1, 1, 416).astype(np.float32))
+        if terminated or truncated:
+            env.reset(seed=seed + 1)
+
+
+def check_numpy_jax_parity(env: MSKEnv) -> None:
+    """The task's functions give the NumPy results under ``jax.numpy`` (call inside ``jax.enable_x64``)."""
+    import jax.numpy as jnp
+
+    ts = env.task_state
+    view_np = env.sim.view()
+    view_jx = StateView(as_jax(env.data), env.handles, jnp)
+
+    ts_np = env.task.advance(view_np, ts, np)
+    ts_jx = env.task.advance(view_jx, ts_as_jax(ts), jnp)
+    assert set(ts_np) == set(ts_jx) == set(ts), "advance() must keep the task state's keys"
+    for k in ts_np:
+        np.testing.assert_allclose(np.asarray(ts_jx[k]), ts_np[k], rtol=1e-12, atol=1e-12, err_msg=k)
+        assert np.shape(ts_np[k]) == np.shape(ts[k]), f"task state {k!r} changed shape in advance()"
+
+    terms_np = env.task.reward_terms(view_np, ts_np, np)
+    terms_jx = env.task.reward_terms(view_jx, ts_jx, jnp)
+    assert list(terms_np) == list(terms_jx) == list(env.task.reward_weights)
+    for k in terms_np:
+        assert np.shape(terms_np[k]) == (), f"reward term {k!r} is not a scalar"
+        np.testing.assert_allclose(float(terms_jx[k]), float(terms_np[k]), rtol=1e-9, atol=1e-12, err_msg=k)
+
+    term_np = env.task.termination(view_np, ts_np, np)
+    term_jx = env.task.termination(view_jx, ts_jx, jnp)
+    assert {k: bool(v) for k, v in term_np.items()} == {k: bool(v) for k, v in term_jx.items()}
+
+    obs_np = flatten(observation_blocks(view_np, env.task.observation(view_np, ts_np, np), np), np)
+    obs_jx = flatten(observation_blocks(view_jx, env.task.observation(view_jx, ts_jx, jnp), jnp), jnp)
+    np.testing.assert_allclose(np.asarray(obs_jx), obs_np, rtol=1e-6, atol=1e-6)
+
+    for steps, terminated in ((1, False), (env.task.horizon, False), (env.task.horizon, True)):
+        assert bool(env.task.success(ts_jx, steps, terminated, jnp)) == bool(
+            env.task.success(ts_np, steps, terminated, np))
+
+
+def check_traces_under_jit(env: MSKEnv) -> None:
+    """The step-time functions trace under ``jax.jit`` (no Python branching on array values)."""
+    import jax
+    import jax.numpy as jnp
+
+    fields = vars(as_jax(env.data))
+    ts = ts_as_jax(env.task_state)
+
+    @jax.jit
+    def step_logic(fields, ts):
+        view = StateView(SimpleNamespace(**fields), env.handles, jnp)
+        ts = env.task.advance(view, ts, jnp)
+        terms = env.task.reward_terms(view, ts, jnp)
+        done = env.task.termination(view, ts, jnp)
+        obs = flatten(observation_blocks(view, env.task.observation(view, ts, jnp), jnp), jnp)
+        return ts, terms, done, obs, env.task.success(ts, 5, False, jnp)
+
+    _, terms, done, obs, _ = step_logic(fields, ts)
+    view = env.sim.view()
+    ts_np = env.task.advance(view, env.task_state, np)
+    ref = env.task.reward_terms(view, ts_np, np)
+    for k in ref:
+        np.testing.assert_allclose(float(terms[k]), ref[k], rtol=1e-9, atol=1e-12, err_msg=k)
+    assert {k: bool(v) for k, v in done.items()} == {
+        k: bool(v) for k, v in env.task.termination(view, ts_np, np).items()}
+    assert obs.shape == env.observation_space.shape
+
+
+def check_contract(env: MSKEnv) -> None:
+    """What every task promises, checked on its default configuration.
+
+    * the docstring names every reward term (the module reads like its table row);
+    * observations have the same layout and a finite value for several seeds;
+    * an initial state is not terminated and not yet a success;
+    * the base observation holds the humanoid only (props' state goes in task blocks);
+    * task-state entries keep their shape, dtype kind and are arrays/scalars.
+    """
+    task = env.task
+    doc = type(task).__module__ and __import__(type(task).__module__, fromlist=["_"]).__doc__ or ""
+    for term in task.reward_weights:
+        assert re.search(rf"\b{re.escape(term)}\b", doc), f"{task.name}: reward term {term!r} not in the module docstring"
+    assert task.horizon >= 1
+    layout = dict(env.obs_layout)
+    assert layout["qpos"] == slice(0, 127) and layout["qvel"] == slice(127, 255)
+    for seed in (0, 1, 2):
+        obs, info = env.reset(seed=seed)
+        assert np.isfinite(obs).all(), f"{task.name}: non-finite initial observation (seed {seed})"
+        assert dict(env.obs_layout) == layout
+        view = env.sim.view()
+        conditions = task.termination(view, env.task_state, np)
+        assert not any(bool(v) for v in conditions.values()), f"{task.name}: initial state terminated: {conditions}"
+        assert not bool(task.success(env.task_state, 0, False, np)), f"{task.name}: success at reset"
+        for k, v in env.task_state.items():
+            assert isinstance(v, (np.ndarray, np.generic)), f"{task.name}: task state {k!r} is {type(v)}"
