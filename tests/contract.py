@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from types import SimpleNamespace
 
+import mujoco
 import numpy as np
 
 from mskbench.envs import MSKEnv
@@ -33,6 +34,27 @@ def ts_as_jax(ts: dict) -> dict:
     import jax.numpy as jnp
 
     return {k: jnp.asarray(v) for k, v in ts.items()}
+
+
+# -- constructed states -----------------------------------------------------------------------
+def forward(env: MSKEnv):
+    """Forward kinematics of the env's current ``data`` and its NumPy state view."""
+    mujoco.mj_forward(env.model, env.data)
+    return env.sim.view()
+
+
+def rotate_root(env: MSKEnv, angle: float, axis=(1.0, 0.0, 0.0)) -> None:
+    """Rotate the root by ``angle`` (rad) about a world axis (pre-multiplied quaternion), in place."""
+    axis = np.asarray(axis, float) / np.linalg.norm(axis)
+    q = np.concatenate([[np.cos(angle / 2)], np.sin(angle / 2) * axis])
+    out = np.zeros(4)
+    mujoco.mju_mulQuat(out, q, env.data.qpos[3:7].copy())
+    env.data.qpos[3:7] = out
+
+
+def ts_copy(ts: dict) -> dict:
+    """A task state whose arrays can be changed without touching the env's."""
+    return {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in ts.items()}
 
 
 def moving_state(env: MSKEnv, seed: int = 3, steps: int = 5) -> None:

@@ -13,11 +13,18 @@ import mskbench
 jax = pytest.importorskip("jax", reason="JAX not installed (pip install -e '.[test]')")
 
 
-@pytest.fixture(autouse=True)
+@pytest.fixture(autouse=True, scope="module")
 def _float64():
-    """Compare at double precision, without leaking the setting into other test modules."""
+    """Compare at double precision, without leaking the setting into other test modules.
+
+    JAX keeps the float32 conversions of NumPy constants it made earlier in the
+    process (a task's constant arrays) and reuses them under x64; clearing its
+    caches on the way in and out keeps either precision from leaking into the other.
+    """
+    jax.clear_caches()
     with jax.enable_x64(True):
         yield
+    jax.clear_caches()
 
 
 @pytest.mark.parametrize("task", mskbench.TASK_IDS)

@@ -5,27 +5,10 @@ from __future__ import annotations
 import mujoco
 import numpy as np
 import pytest
+from contract import forward, rotate_root, ts_copy
 
 from mskbench.sim import StateView, quat_tilt
 from mskbench.tasks import Reach, Stand, Walk
-
-
-def _forward(env):
-    mujoco.mj_forward(env.model, env.data)
-    return env.sim.view()
-
-
-def _tilt_root(env, angle, axis=(1.0, 0.0, 0.0)):
-    """Rotate the root by ``angle`` about a world axis (pre-multiplied quaternion)."""
-    axis = np.asarray(axis, float) / np.linalg.norm(axis)
-    q = np.concatenate([[np.cos(angle / 2)], np.sin(angle / 2) * axis])
-    out = np.zeros(4)
-    mujoco.mju_mulQuat(out, q, env.data.qpos[3:7].copy())
-    env.data.qpos[3:7] = out
-
-
-def _ts_copy(ts):
-    return {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in ts.items()}
 
 
 # -- StateView --------------------------------------------------------------------------
@@ -43,7 +26,7 @@ def test_com_vel_and_body_vel_match_mujoco(stand_env):
     rng = np.random.default_rng(0)
     env.data.qpos[7:] += rng.normal(0, 0.05, env.model.nq - 7)
     env.data.qvel[:] = rng.normal(0, 1.0, env.model.nv)
-    view = _forward(env)
+    view = forward(env)
     mujoco.mj_subtreeVel(env.model, env.data)
     root = env.handles.bodies["root"]
     np.testing.assert_allclose(view.com_vel, env.data.subtree_linvel[root], atol=1e-9, rtol=0)
@@ -81,13 +64,13 @@ def test_stand_default_state_does_not_terminate(stand_env):
 def test_stand_com_too_low(stand_env):
     stand_env.reset(seed=0)
     stand_env.data.qpos[2] -= 0.2
-    view = _forward(stand_env)
+    view = forward(stand_env)
     assert view.com_pos[2] < 0.8
     term = stand_env.task.termination(view, stand_env.task_state, np)
     assert term["com_too_low"] and not term["tilted"]
     # Just above the threshold it does not fire.
     stand_env.data.qpos[2] += 0.2 - (0.94 - 0.81)
-    view = _forward(stand_env)
+    view = forward(stand_env)
     assert view.com_pos[2] > 0.8
     assert not stand_env.task.termination(view, stand_env.task_state, np)["com_too_low"]
 
@@ -95,8 +78,8 @@ def test_stand_com_too_low(stand_env):
 @pytest.mark.parametrize("angle,tilted", [(1.0, True), (0.7, False), (-1.0, True)])
 def test_stand_tilted(stand_env, angle, tilted):
     stand_env.reset(seed=0)
-    _tilt_root(stand_env, angle)
-    view = _forward(stand_env)
+    rotate_root(stand_env, angle)
+    view = forward(stand_env)
     assert view.tilt == pytest.approx(abs(angle), abs=1e-9)
     term = stand_env.task.termination(view, stand_env.task_state, np)
     assert bool(term["tilted"]) is tilted
@@ -105,8 +88,8 @@ def test_stand_tilted(stand_env, angle, tilted):
 
 def test_stand_tilted_via_step(stand_env):
     stand_env.reset(seed=0)
-    _tilt_root(stand_env, 1.0, axis=(0.0, 1.0, 0.0))
-    _forward(stand_env)
+    rotate_root(stand_env, 1.0, axis=(0.0, 1.0, 0.0))
+    forward(stand_env)
     _, _, terminated, _, info = stand_env.step(np.zeros(416, np.float32))
     assert terminated and info["termination"] == "tilted"
 
@@ -137,21 +120,21 @@ def test_walk_default_no_termination_and_com_too_low(walk_env):
     task, ts = walk_env.task, walk_env.task_state
     assert not any(task.termination(walk_env.sim.view(), ts, np).values())
     walk_env.data.qpos[2] -= 0.5
-    view = _forward(walk_env)
+    view = forward(walk_env)
     assert view.com_pos[2] < 0.5
     term = task.termination(view, ts, np)
     assert term["com_too_low"] and not term["tilted"]
     # Stand's threshold (0.8 m) is not Walk's: 0.6 m is fine for Walk.
     walk_env.data.qpos[2] += 0.5 - (view.com_pos[2] + 0.5 - 0.6)
-    view = _forward(walk_env)
+    view = forward(walk_env)
     assert 0.5 < view.com_pos[2] < 0.8
     assert not task.termination(view, ts, np)["com_too_low"]
 
 
 def test_walk_tilted(walk_env):
     walk_env.reset(seed=0)
-    _tilt_root(walk_env, 0.9)
-    term = walk_env.task.termination(_forward(walk_env), walk_env.task_state, np)
+    rotate_root(walk_env, 0.9)
+    term = walk_env.task.termination(forward(walk_env), walk_env.task_state, np)
     assert term["tilted"]
 
 
@@ -240,7 +223,7 @@ def test_walk_rejects_bad_period():
 def _reach_setup(env, seed=0):
     env.reset(seed=seed)
     view = env.sim.view()
-    ts = _ts_copy(env.task_state)
+    ts = ts_copy(env.task_state)
     hand = np.array(view.pos("hand_r"))
     return view, ts, hand
 
@@ -326,7 +309,7 @@ def test_reach_touch_in_env_step(reach_env):
 def test_reach_knee_dropped(reach_env):
     reach_env.reset(seed=0)
     reach_env.data.qpos[2] -= 0.4
-    view = _forward(reach_env)
+    view = forward(reach_env)
     assert min(view.knee_heights) < 0.15
     term = reach_env.task.termination(view, reach_env.task_state, np)
     assert term == {"knee_dropped": True}
@@ -336,7 +319,7 @@ def test_reach_knee_dropped(reach_env):
 
 def test_reach_phase_observation(reach_env):
     reach_env.reset(seed=0)
-    ts = _ts_copy(reach_env.task_state)
+    ts = ts_copy(reach_env.task_state)
     ts["steps_on_target"] = np.int64(50)  # a quarter of the window
     obs = reach_env.task.observation(reach_env.sim.view(), ts, np)
     np.testing.assert_allclose(obs["phase"], [1.0, 0.0], atol=1e-12)

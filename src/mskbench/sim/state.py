@@ -203,6 +203,14 @@ class StateView:
         return self.rot("chest") @ self.xp.asarray(self.h.forward_local)
 
     @cached_property
+    def chest_pitch(self):
+        """Trunk pitch ``θ_pitch = arcsin(u_chest·ẑ)`` (rad): positive leaning back, negative forward.
+
+        The sign of the paper's Balance row (a forward-leaning stance at −0.15 rad).
+        """
+        return self.xp.arcsin(self.xp.clip(self.u_chest[2], -1.0, 1.0))
+
+    @cached_property
     def u_fwd(self):
         """Unit forward vector of the pelvis."""
         return self.rot("pelvis") @ self.xp.asarray(self.h.forward_local)

@@ -200,6 +200,17 @@ def step_signals(task: Task, s: StateView, ts: TaskState, steps, xp):
     return ts, terms, conditions, terminated, task.success(ts, steps, terminated, xp)
 
 
+def advance_phase(phase, control_dt_s: float, period_s: float):
+    """A phase clock ``φ ∈ [0, 1)`` one control step later."""
+    return (phase + control_dt_s / period_s) % 1.0
+
+
+def phase_clock(phase, xp):
+    """The phase observation ``(sin 2πφ, cos 2πφ)`` (2,)."""
+    angle = 2.0 * np.pi * phase
+    return xp.stack([xp.sin(angle), xp.cos(angle)])
+
+
 def efficiency(s: StateView, xp):
     """``R_efficiency = mean(a²)``: the action regularisation applied across tasks."""
     return xp.mean(s.activation**2)

@@ -39,7 +39,7 @@ from __future__ import annotations
 import mujoco
 import numpy as np
 
-from mskbench.tasks.base import InitContext, InitialState, Task, efficiency
+from mskbench.tasks.base import InitContext, InitialState, Task, efficiency, phase_clock
 
 QUARTER_SQUAT_HANDS_RAISED = {
     "hip_flexion_l": 0.45, "hip_flexion_r": 0.45,
@@ -116,8 +116,8 @@ class Reach(Task):
         }
 
     def observation(self, s, ts, xp):
-        angle = 2.0 * np.pi * ts["steps_on_target"] / self.window_steps
-        return {"phase": xp.stack([xp.sin(angle), xp.cos(angle)]), "delta_p_reach": self._delta(s, ts, xp)}
+        return {"phase": phase_clock(ts["steps_on_target"] / self.window_steps, xp),
+                "delta_p_reach": self._delta(s, ts, xp)}
 
     def reward_terms(self, s, ts, xp):
         delta = self._delta(s, ts, xp)

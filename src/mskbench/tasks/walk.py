@@ -29,7 +29,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from mskbench.tasks.base import InitContext, InitialState, Task, efficiency, fell, survived
+from mskbench.tasks.base import (InitContext, InitialState, Task, advance_phase, efficiency, fell, phase_clock,
+                                 survived)
 from mskbench.tasks.walk_reference import WalkReference
 
 
@@ -79,12 +80,11 @@ class Walk(Task):
         return InitialState(qpos, qvel, {"phase": np.float64(phase)})
 
     def advance(self, s, ts, xp):
-        return {"phase": (ts["phase"] + self.control_dt_s / self.period_s) % 1.0}
+        return {"phase": advance_phase(ts["phase"], self.control_dt_s, self.period_s)}
 
     def observation(self, s, ts, xp):
-        angle = 2.0 * np.pi * ts["phase"]
         return {
-            "phase": xp.stack([xp.sin(angle), xp.cos(angle)]),
+            "phase": phase_clock(ts["phase"], xp),
             "delta_q": s.q_joints - self._ref().q_ref(ts["phase"], xp),
         }
 
