@@ -1,0 +1,184 @@
+"""Squat (stabilization): track a phase-clocked squat down below 0.75 m and back up.
+
+Paper rows: Table VI row 6 (rewards), Table IX row 6 (observations, init,
+termination), Table XII (success).
+
+============================  =================================================
+reward term (weight)          formula
+============================  =================================================
+height_tracking (200)         ``exp(−30(z_pelvis − z_target(φ))²)``
+hip_tracking (300)            ``exp(−5(q̄_hip − q_target,hip(φ))²)``
+knee_tracking (200)           ``exp(−5(q̄_knee − q_target,knee(φ))²)``
+vertical_velocity_tracking    ``exp(−5(v_z,CoM − v_z,target(φ))²)``
+(200)
+com_centered (300)            ``exp(−15‖p_pelvis^xy − p_mid_feet^xy‖²)``
+kneeling_penalty (−1000)      ``I(min(z_knee,L, z_knee,R) < 0.25 m)``
+efficiency (−1)               ``mean(a²)`` (our weight)
+============================  =================================================
+
+The paper's "Joint tracking ... 300/200" is split into ``hip_tracking`` (300)
+and ``knee_tracking`` (200), in the order of Fig. 11(a)'s "hip and knee".
+``q̄_hip`` is the mean of both ``hip_flexion`` angles, ``q̄_knee`` of both
+``knee_angle`` s.
+
+Choices where the paper is open (also in ``docs/tasks.md``):
+
+* Phase clock ``φ ∈ [0, 1)`` with a 4 s period, starting at 0 (standing).
+  Pelvis-height target ``z_target(φ) = z_top − (z_top − z_bottom)(1 − cos 2πφ)/2``
+  with ``z_top`` the pelvis height of the start pose on the floor (~0.947 m)
+  and ``z_bottom = 0.65`` m (below the 0.75 m of the success criterion);
+  ``v_z,target = dz_target/dt = −(z_top − z_bottom) π sin(2πφ) / 4 s``.
+* Joint targets consistent with ``z_target``: a one-parameter squat family
+  ``hip_flexion = 1.4 d``, ``knee_angle = 1.9 d``, ``ankle_angle = 0.5 d``
+  (both legs, ``d ∈ [0, 1]``), the rest of the start pose unchanged, each
+  lowered onto the floor; the pelvis height of 21 such poses is tabulated when
+  the task is bound, and ``d(z_target)`` is read off that table by linear
+  interpolation, giving ``q_target,hip = 1.4 d`` and ``q_target,knee = 1.9 d``.
+* ``p_mid_feet``: mean of the four foot points (both heels ``calcn`` and both
+  ``toes`` body origins), the middle of the support area.
+* "Barbell hold" without a barbell: the arms are put in a back-squat hold
+  (plane of elevation 0, shoulder elevation 1.0 rad, shoulder rotation
+  −1.5 rad, elbows flexed 2.2 rad: upper arms out to the sides, forearms up,
+  hands ~0.38 m to either side of the midline at ~1.59 m, just behind the
+  neck) and no load is added; the squat is body-weight only. The initial state is that pose with legs straight
+  on the floor, at rest, no noise (φ = 0 is the top of the squat).
+* Observation: phase ``(sin 2πφ, cos 2πφ)`` (2) and ``z_target`` (1).
+
+Termination: ``z_pelvis < 0.35`` m (``pelvis_too_low``) or a knee below
+0.25 m (``kneeling``, the "landmine"). Success: the pelvis first falls below
+0.75 m and afterwards rises above 0.90 m (a two-state latch in the task
+state). Horizon: 1,000 steps (our choice: 2.5 squat periods).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mskbench.tasks.base import InitContext, InitialState, Task, advance_phase, efficiency, phase_clock
+
+#: Back-squat "barbell hold" of both arms (no bar): hands up beside the head.
+BARBELL_HOLD = {
+    "elv_angle_l": 0.0, "elv_angle_r": 0.0,
+    "shoulder_elv_l": 1.0, "shoulder_elv_r": 1.0,
+    "shoulder_rot_l": -1.5, "shoulder_rot_r": -1.5,
+    "elbow_flex_l": 2.2, "elbow_flex_r": 2.2,
+}
+#: Squat family: joint angle (rad) at full depth d = 1, per model joint.
+SQUAT_DEPTH_JOINTS = {"hip_flexion": 1.4, "knee_angle": 1.9, "ankle_angle": 0.5}
+
+
+def squat_pose(depth: float) -> dict[str, float]:
+    """Joints (model names) of the start pose lowered to squat depth ``d ∈ [0, 1]``."""
+    joints = dict(BARBELL_HOLD)
+    for joint, full in SQUAT_DEPTH_JOINTS.items():
+        for side in ("l", "r"):
+            joints[f"{joint}_{side}"] = full * depth
+    return joints
+
+
+class Squat(Task):
+    name = "Squat"
+    family = "stabilization"
+    horizon = 1000
+    summary = "Squat below 0.75 m and back up, tracking a phase-clocked pelvis trajectory"
+    reward_weights = {
+        "height_tracking": 200.0,
+        "hip_tracking": 300.0,
+        "knee_tracking": 200.0,
+        "vertical_velocity_tracking": 200.0,
+        "com_centered": 300.0,
+        "kneeling_penalty": -1000.0,
+        "efficiency": -1.0,
+    }
+    pelvis_height_min_m = 0.35
+    knee_height_min_m = 0.25
+    below_m = 0.75
+    above_m = 0.90
+    n_table = 21
+
+    def __init__(self, period_s: float = 4.0, bottom_height_m: float = 0.65):
+        if period_s <= 0:
+            raise ValueError(f"period_s must be positive, got {period_s}")
+        self.period_s = float(period_s)
+        self.bottom_height_m = float(bottom_height_m)
+        self.control_dt_s = 0.01
+        self.top_height_m = 0.947
+        # Pelvis height (ascending) -> squat depth, filled in ``bind``.
+        self._table_z = np.array([0.5, 0.947])
+        self._table_d = np.array([1.0, 0.0])
+
+    def bind(self, ctx: InitContext) -> None:
+        self.control_dt_s = ctx.control_dt_s
+        depths = np.linspace(0.0, 1.0, self.n_table)
+        z = np.array([ctx.forward(ctx.pose(squat_pose(d))).pelvis_pos[2] for d in depths])
+        if not np.all(np.diff(z) < 0):
+            raise ValueError("squat pelvis height must fall monotonically with depth")
+        if not z[-1] < self.bottom_height_m < z[0]:
+            raise ValueError(f"bottom_height_m must lie in ({z[-1]:.3f}, {z[0]:.3f}) m")
+        self.top_height_m = float(z[0])
+        self._table_z = z[::-1].copy()
+        self._table_d = depths[::-1].copy()
+
+    # -- reference -------------------------------------------------------------------
+    def z_target(self, phase, xp=np):
+        amp = self.top_height_m - self.bottom_height_m
+        return self.top_height_m - amp * 0.5 * (1.0 - xp.cos(2.0 * np.pi * phase))
+
+    def vz_target(self, phase, xp=np):
+        amp = self.top_height_m - self.bottom_height_m
+        return -amp * np.pi * xp.sin(2.0 * np.pi * phase) / self.period_s
+
+    def depth_target(self, phase, xp=np):
+        return xp.interp(self.z_target(phase, xp), xp.asarray(self._table_z), xp.asarray(self._table_d))
+
+    # -- episode ---------------------------------------------------------------------
+    def initial_state(self, ctx: InitContext, rng: np.random.Generator) -> InitialState:
+        qpos = ctx.pose(squat_pose(0.0))
+        ts = {"phase": np.float64(0.0), "went_below": np.bool_(False), "rose_after": np.bool_(False)}
+        return InitialState(qpos, np.zeros(ctx.model.nv), ts)
+
+    def advance(self, s, ts, xp):
+        z = s.pelvis_pos[2]
+        return {
+            "phase": advance_phase(ts["phase"], self.control_dt_s, self.period_s),
+            "went_below": xp.logical_or(ts["went_below"], z < self.below_m),
+            "rose_after": xp.logical_or(ts["rose_after"], xp.logical_and(ts["went_below"], z > self.above_m)),
+        }
+
+    def observation(self, s, ts, xp):
+        return {
+            "phase": phase_clock(ts["phase"], xp),
+            "z_target": xp.reshape(self.z_target(ts["phase"], xp), (1,)),
+        }
+
+    def _mid_feet_xy(self, s, xp):
+        pts = xp.stack([s.pos("foot_l"), s.pos("foot_r"), s.pos("toes_l"), s.pos("toes_r")])
+        return xp.mean(pts[:, :2], axis=0)
+
+    def reward_terms(self, s, ts, xp):
+        phase = ts["phase"]
+        depth = self.depth_target(phase, xp)
+        hip = 0.5 * (s.joint("hip_flexion_l") + s.joint("hip_flexion_r"))
+        knee = 0.5 * (s.joint("knee_l") + s.joint("knee_r"))
+        d_xy = s.pelvis_pos[:2] - self._mid_feet_xy(s, xp)
+        return {
+            "height_tracking": xp.exp(-30.0 * (s.pelvis_pos[2] - self.z_target(phase, xp)) ** 2),
+            "hip_tracking": xp.exp(-5.0 * (hip - SQUAT_DEPTH_JOINTS["hip_flexion"] * depth) ** 2),
+            "knee_tracking": xp.exp(-5.0 * (knee - SQUAT_DEPTH_JOINTS["knee_angle"] * depth) ** 2),
+            "vertical_velocity_tracking": xp.exp(-5.0 * (s.com_vel[2] - self.vz_target(phase, xp)) ** 2),
+            "com_centered": xp.exp(-15.0 * xp.sum(d_xy**2)),
+            "kneeling_penalty": xp.where(xp.min(s.knee_heights) < self.knee_height_min_m, 1.0, 0.0),
+            "efficiency": efficiency(s, xp),
+        }
+
+    def termination(self, s, ts, xp):
+        return {
+            "pelvis_too_low": s.pelvis_pos[2] < self.pelvis_height_min_m,
+            "kneeling": xp.min(s.knee_heights) < self.knee_height_min_m,
+        }
+
+    def success(self, ts, steps, terminated, xp):
+        return xp.asarray(ts["rose_after"])
+
+    def success_trace(self, ts):
+        return {"went_below": bool(ts["went_below"]), "rose_after": bool(ts["rose_after"])}

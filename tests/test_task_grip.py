@@ -1,0 +1,425 @@
+"""The grip group: Powerlift, Squat, ChinUp — contract, props, and task logic on constructed states."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+from contract import forward
+
+from mskbench.envs import MSKEnv
+from mskbench.tasks.chin_up import ChinUp
+from mskbench.tasks.grip import grip_residual_m
+from mskbench.tasks.powerlift import Powerlift
+from mskbench.tasks.squat import Squat, squat_pose
+
+
+@pytest.fixture(scope="module")
+def envs():
+    made = {cls.__name__: MSKEnv(cls()) for cls in (Powerlift, Squat, ChinUp)}
+    yield made
+    for env in made.values():
+        env.close()
+
+
+@pytest.fixture
+def powerlift(envs):
+    return envs["Powerlift"]
+
+
+@pytest.fixture
+def squat(envs):
+    return envs["Squat"]
+
+
+@pytest.fixture
+def chinup(envs):
+    return envs["ChinUp"]
+
+
+def _contacts(env):
+    d, m = env.data, env.model
+    return [(m.geom(d.contact[i].geom[0]).name, m.geom(d.contact[i].geom[1]).name, float(d.contact[i].dist))
+            for i in range(d.ncon)]
+
+
+# -- contract ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("task,blocks,horizon", [
+    ("Powerlift", {"p_bar": 3, "delta_p_bar": 1, "tilt": 1}, 900),
+    ("Squat", {"phase": 2, "z_target": 1}, 1000),
+    ("ChinUp", {"phase": 1, "delta_z_chin": 1}, 1000),
+])
+def test_observation_blocks_and_horizon(envs, task, blocks, horizon):
+    env = envs[task]
+    lay = env.obs_layout
+    assert {k.removeprefix("task/"): v.stop - v.start for k, v in lay.items() if k.startswith("task/")} == blocks
+    assert env.observation_space.shape == (1922 + sum(blocks.values()),)
+    assert env.task.horizon == horizon
+    assert env.task.reward_weights["efficiency"] == -1.0
+
+
+@pytest.mark.parametrize("task", ["Powerlift", "Squat", "ChinUp"])
+def test_zero_action_rollout_stays_finite(envs, task):
+    env = envs[task]
+    env.reset(seed=0)
+    for _ in range(50):
+        obs, _, terminated, _, info = env.step(np.zeros(416, np.float32))
+        assert np.isfinite(obs).all() and info["termination"] != "physics_unstable"
+        if terminated:
+            break
+
+
+# -- Powerlift ------------------------------------------------------------------------------
+def test_powerlift_initial_state_and_bar(powerlift):
+    env = powerlift
+    obs, _ = env.reset(seed=0)
+    m, d, task = env.model, env.data, env.task
+    bar = m.body("powerlift_bar").id
+    assert m.body_subtreemass[bar] == pytest.approx(20.0)
+    assert grip_residual_m(m, d, "powerlift") < 1e-3
+    # Only feet on the floor; nothing interpenetrates.
+    contacts = _contacts(env)
+    assert contacts and all(c[0] == "floor" and "foot" in c[1] for c in contacts)
+    assert min(c[2] for c in contacts) > -1e-6
+    view = env.sim.view()
+    z_bar = d.qpos[task.bar_qpos_adr + 2]
+    assert 0.7 < z_bar < 0.8
+    assert view.joint("lumbar") == pytest.approx(-0.4)
+    assert float(env.task_state["max_bar_height"]) == pytest.approx(z_bar)
+    lay = env.obs_layout
+    np.testing.assert_allclose(obs[lay["task/p_bar"]], d.qpos[task.bar_qpos_adr:task.bar_qpos_adr + 3]
+                               - view.pelvis_pos, atol=1e-6)
+    assert obs[lay["task/delta_p_bar"]][0] == pytest.approx(1.6 - z_bar, abs=1e-6)
+    assert obs[lay["task/tilt"]][0] == pytest.approx(view.tilt, abs=1e-6)
+
+
+def test_powerlift_hands_hold_the_bar(powerlift):
+    env = powerlift
+    env.reset(seed=0)
+    task, m, d = env.task, env.model, env.data
+    for _ in range(30):
+        env.step(np.zeros(416, np.float32))
+    assert grip_residual_m(m, d, "powerlift") < 2e-3
+    held_z = d.qpos[task.bar_qpos_adr + 2]
+    # Without the two holds the same bar drops (free fall: 0.44 m in 0.3 s).
+    env.reset(seed=0)
+    holds = [m.equality("powerlift_hold_l").id, m.equality("powerlift_hold_r").id]
+    d.eq_active[holds] = 0
+    try:
+        for _ in range(30):
+            env.step(np.zeros(416, np.float32))
+        assert d.qpos[task.bar_qpos_adr + 2] < held_z - 0.25
+        assert grip_residual_m(m, d, "powerlift") > 0.2
+    finally:
+        d.eq_active[holds] = 1
+        env.reset(seed=0)
+
+
+def test_powerlift_termination(powerlift):
+    env = powerlift
+    env.reset(seed=0)
+    task, ts, lumbar = env.task, env.task_state, env.handles.joints_qpos["lumbar"]
+    assert task.termination(env.sim.view(), ts, np) == {"pelvis_too_low": False, "lumbar_collapse": False}
+    env.data.qpos[2] -= 0.3
+    view = forward(env)
+    assert view.pelvis_pos[2] < 0.7
+    assert task.termination(view, ts, np) == {"pelvis_too_low": True, "lumbar_collapse": False}
+    env.data.qpos[2] += 0.3 - 0.2  # pelvis ~0.75 m
+    view = forward(env)
+    assert 0.7 < view.pelvis_pos[2]
+    assert not any(task.termination(view, ts, np).values())
+    for value, collapse in ((0.55, True), (0.45, False), (-1.0, False)):
+        env.data.qpos[lumbar] = value
+        assert bool(task.termination(forward(env), ts, np)["lumbar_collapse"]) is collapse
+
+
+def test_powerlift_rewards_on_constructed_states(powerlift):
+    env = powerlift
+    env.reset(seed=0)
+    task, d = env.task, env.data
+    a, v = task.bar_qpos_adr, task.bar_dof_adr
+    lumbar = env.handles.joints_qpos["lumbar"]
+    d.qpos[a + 2] = 1.65
+    d.qvel[v + 2] = 0.05
+    d.qpos[lumbar] = 0.2
+    d.act[:] = 0.5
+    view = forward(env)
+    terms = task.reward_terms(view, env.task_state, np)
+    assert terms["hold_stability"] == 1.0 and terms["height_threshold"] == 1.0
+    assert terms["hip_hinge"] == 1.0
+    assert terms["lumbar_safety"] == pytest.approx(np.exp(-15.0 * 0.6))
+    assert terms["muscular_effort"] == pytest.approx(0.5)
+    assert terms["efficiency"] == pytest.approx(0.25)
+    u = view.head_pos - view.pelvis_pos
+    assert terms["upright_alignment"] == pytest.approx(np.exp(-20.0 * (1.0 - u[2] / np.linalg.norm(u))))
+    assert task.reward_weights["muscular_effort"] == 30.0  # the paper's positive sign
+
+    d.qvel[v + 2] = -0.2  # moving: above but not held
+    terms = task.reward_terms(forward(env), env.task_state, np)
+    assert terms["hold_stability"] == 0.0 and terms["height_threshold"] == 1.0
+    d.qpos[a + 2], d.qvel[v + 2], d.qpos[lumbar] = 1.55, 0.0, 0.05
+    terms = task.reward_terms(forward(env), env.task_state, np)
+    assert terms["hold_stability"] == 0.0 and terms["height_threshold"] == 0.0 and terms["hip_hinge"] == 0.0
+    assert terms["lumbar_safety"] == pytest.approx(np.exp(-15.0 * 0.45))
+
+
+def test_powerlift_success_history():
+    task = Powerlift()
+    task.bar_qpos_adr = 0
+    ts = {"max_bar_height": np.float64(0.76)}
+    for z in (1.0, 1.62, 1.2):
+        ts = task.advance(SimpleNamespace(q=np.array([0.0, 0.0, z])), ts, np)
+    assert float(ts["max_bar_height"]) == pytest.approx(1.62)
+    assert task.success_trace(ts) == {"max_bar_height": pytest.approx(1.62)}
+    assert task.success(ts, 900, False, np)
+    assert not task.success(ts, 899, False, np)
+    assert not task.success(ts, 900, True, np)
+    low = {"max_bar_height": np.float64(1.599)}
+    assert not task.success(low, 900, False, np)
+    assert task.success({"max_bar_height": np.float64(1.6)}, 900, False, np)
+
+
+# -- Squat ----------------------------------------------------------------------------------
+def test_squat_reference(squat):
+    task = squat.task
+    top, amp = task.top_height_m, task.top_height_m - 0.65
+    assert 0.93 < top < 0.96
+    assert task.z_target(0.0) == pytest.approx(top)
+    assert task.z_target(0.5) == pytest.approx(0.65)
+    assert task.z_target(0.25) == pytest.approx(top - amp / 2)
+    assert task.vz_target(0.25) == pytest.approx(-amp * np.pi / 4.0)
+    assert task.vz_target(0.0) == pytest.approx(0.0)
+    # v_z,target is dz_target/dt.
+    eps = 1e-6
+    for phase in (0.1, 0.4, 0.7):
+        dz = (task.z_target(phase + eps) - task.z_target(phase - eps)) / (2 * eps) / task.period_s
+        assert task.vz_target(phase) == pytest.approx(dz, rel=1e-6)
+    assert task.depth_target(0.0) == pytest.approx(0.0)
+
+
+@pytest.mark.parametrize("phase", [0.15, 0.3, 0.5])
+def test_squat_joint_targets_match_height_target(squat, phase):
+    """The hip/knee targets, posed on the floor, put the pelvis at z_target."""
+    task = squat.task
+    depth = float(task.depth_target(phase))
+    view = squat._ctx.forward(squat._ctx.pose(squat_pose(depth)))
+    assert view.pelvis_pos[2] == pytest.approx(task.z_target(phase), abs=5e-3)
+    hip = 0.5 * (view.joint("hip_flexion_l") + view.joint("hip_flexion_r"))
+    ts = {"phase": np.float64(phase), "went_below": np.bool_(False), "rose_after": np.bool_(False)}
+    terms = task.reward_terms(view, ts, np)
+    assert hip == pytest.approx(1.4 * depth)
+    assert terms["hip_tracking"] == pytest.approx(1.0) and terms["knee_tracking"] == pytest.approx(1.0)
+    assert terms["height_tracking"] > 0.999
+
+
+def test_squat_initial_state_and_rewards(squat):
+    env = squat
+    obs, _ = env.reset(seed=0)
+    task, view = env.task, env.sim.view()
+    contacts = _contacts(env)
+    assert contacts and all(c[0] == "floor" and "foot" in c[1] for c in contacts)
+    assert min(c[2] for c in contacts) > -1e-6
+    assert view.pelvis_pos[2] > 0.9  # the top of the squat is above the success threshold
+    hands = np.array([view.pos("hand_l"), view.pos("hand_r")])
+    assert np.all(hands[:, 2] > view.pos("chest")[2])  # barbell hold: hands up beside the head
+    np.testing.assert_allclose(obs[env.obs_layout["task/phase"]], [0.0, 1.0], atol=1e-7)
+    assert obs[env.obs_layout["task/z_target"]][0] == pytest.approx(task.top_height_m, abs=1e-6)
+    terms = task.reward_terms(view, env.task_state, np)
+    assert terms["height_tracking"] == pytest.approx(1.0)
+    assert terms["hip_tracking"] == 1.0 and terms["knee_tracking"] == 1.0
+    assert terms["vertical_velocity_tracking"] == pytest.approx(1.0)
+    mid = np.mean([view.pos(r)[:2] for r in ("foot_l", "foot_r", "toes_l", "toes_r")], axis=0)
+    assert terms["com_centered"] == pytest.approx(np.exp(-15.0 * np.sum((view.pelvis_pos[:2] - mid) ** 2)))
+    assert terms["kneeling_penalty"] == 0.0
+
+    # Hips off target by 0.3 rad, knees by 0.2, pelvis 0.1 m low, CoM rising at 0.2 m/s.
+    h = env.handles.joints_qpos
+    env.data.qpos[[h["hip_flexion_l"], h["hip_flexion_r"]]] = 0.3
+    env.data.qpos[[h["knee_l"], h["knee_r"]]] = [0.1, 0.3]
+    env.data.qpos[2] -= 0.1
+    env.data.qvel[:] = 0.0
+    env.data.qvel[2] = 0.2
+    view = forward(env)
+    terms = task.reward_terms(view, env.task_state, np)
+    assert terms["hip_tracking"] == pytest.approx(np.exp(-5.0 * 0.09))
+    assert terms["knee_tracking"] == pytest.approx(np.exp(-5.0 * 0.04))
+    assert terms["height_tracking"] == pytest.approx(np.exp(-30.0 * (view.pelvis_pos[2] - task.top_height_m) ** 2))
+    assert terms["vertical_velocity_tracking"] == pytest.approx(np.exp(-5.0 * view.com_vel[2] ** 2))
+    assert view.com_vel[2] == pytest.approx(0.2, abs=1e-9)
+
+
+def test_squat_termination(squat):
+    env = squat
+    env.reset(seed=0)
+    task, ts = env.task, env.task_state
+    assert task.termination(env.sim.view(), ts, np) == {"pelvis_too_low": False, "kneeling": False}
+    # Kneeling: knees below 0.25 m while the pelvis is still high.
+    env.data.qpos[2] -= 0.25
+    view = forward(env)
+    assert min(view.knee_heights) < 0.25 and view.pelvis_pos[2] > 0.35
+    assert task.termination(view, ts, np) == {"pelvis_too_low": False, "kneeling": True}
+    assert task.reward_terms(view, ts, np)["kneeling_penalty"] == 1.0
+    env.data.qpos[2] += 0.25 - 0.19  # knees ~0.27 m
+    view = forward(env)
+    assert min(view.knee_heights) > 0.25
+    assert not any(task.termination(view, ts, np).values())
+    # Pelvis low with the legs raised (hips flexed 2 rad, knees straight): knees stay high.
+    qpos = env._ctx.pose({"hip_flexion_l": 2.0, "hip_flexion_r": 2.0}, on_ground=False)
+    env.data.qpos[:] = qpos
+    view = forward(env)
+    env.data.qpos[2] += 0.30 - view.pelvis_pos[2]
+    view = forward(env)
+    assert view.pelvis_pos[2] == pytest.approx(0.30) and min(view.knee_heights) > 0.25
+    assert task.termination(view, ts, np) == {"pelvis_too_low": True, "kneeling": False}
+
+
+def test_squat_success_state_machine():
+    task = Squat()
+    ts = {"phase": np.float64(0.0), "went_below": np.bool_(False), "rose_after": np.bool_(False)}
+
+    def run(ts, heights):
+        for z in heights:
+            ts = task.advance(SimpleNamespace(pelvis_pos=np.array([0.0, 0.0, z])), ts, np)
+        return ts
+
+    ts = run(ts, [0.95, 0.80, 0.91, 0.76])  # above 0.90 before ever going below 0.75 does not count
+    assert not bool(ts["went_below"]) and not task.success(ts, 4, False, np)
+    ts = run(ts, [0.749])
+    assert bool(ts["went_below"]) and not task.success(ts, 5, False, np)
+    ts = run(ts, [0.85, 0.90])  # 0.90 is not above 0.90
+    assert not task.success(ts, 7, False, np)
+    ts = run(ts, [0.901])
+    assert task.success(ts, 8, False, np) and task.success(ts, 8, True, np)
+    ts = run(ts, [0.5, 0.6])  # latched
+    assert task.success(ts, 10, False, np)
+    assert task.success_trace(ts) == {"went_below": True, "rose_after": True}
+    assert float(ts["phase"]) == pytest.approx(10 * 0.01 / 4.0)
+
+
+def test_squat_phase_wraps_and_options(squat):
+    task = squat.task
+    ts = {"phase": np.float64(0.999), "went_below": np.bool_(False), "rose_after": np.bool_(False)}
+    ts = task.advance(squat.sim.view(), ts, np)
+    assert float(ts["phase"]) == pytest.approx(0.999 + 0.0025 - 1.0)
+    with pytest.raises(ValueError, match="period_s"):
+        Squat(period_s=0.0)
+    bad = Squat(bottom_height_m=0.3)
+    with pytest.raises(ValueError, match="bottom_height_m"):
+        bad.bind(squat._ctx)
+
+
+# -- ChinUp ---------------------------------------------------------------------------------
+def test_chinup_initial_hang(chinup):
+    env = chinup
+    obs, _ = env.reset(seed=0)
+    m, d, view = env.model, env.data, env.sim.view()
+    assert grip_residual_m(m, d, "chinup") < 1e-3
+    assert d.ncon == 0  # feet clear of the floor, the bar is visual only
+    feet = [view.pos(r)[2] for r in ("foot_l", "foot_r", "toes_l", "toes_r")]
+    assert min(feet) > 0.2
+    hands = np.array([view.pos("hand_l"), view.pos("hand_r")])
+    np.testing.assert_allclose(hands[:, 2], 2.35, atol=1e-3)
+    assert view.head_pos[2] < 2.35 - 0.3
+    assert obs[env.obs_layout["task/delta_z_chin"]][0] == pytest.approx(2.35 - view.head_pos[2], abs=1e-6)
+    assert obs[env.obs_layout["task/phase"]][0] == 0.0
+    assert view.joint("hip_flexion_l") == 0.0
+    assert d.qpos[m.joint("shoulder_elv_l").qposadr[0]] == pytest.approx(2.8)
+
+
+def test_chinup_hands_hold_the_bar(chinup):
+    env = chinup
+    env.reset(seed=0)
+    m, d = env.model, env.data
+    z0 = env.sim.view().pelvis_pos[2]
+    for _ in range(50):
+        _, _, terminated, _, _ = env.step(np.zeros(416, np.float32))
+        assert not terminated
+    assert grip_residual_m(m, d, "chinup") < 2e-3
+    assert abs(env.sim.view().pelvis_pos[2] - z0) < 0.05
+    env.reset(seed=0)
+    holds = [m.equality("chinup_hold_l").id, m.equality("chinup_hold_r").id]
+    d.eq_active[holds] = 0
+    try:
+        for _ in range(20):
+            env.step(np.zeros(416, np.float32))
+        assert env.sim.view().pelvis_pos[2] < z0 - 0.15  # let go: falls
+    finally:
+        d.eq_active[holds] = 1
+        env.reset(seed=0)
+
+
+def test_chinup_termination(chinup):
+    env = chinup
+    env.reset(seed=0)
+    task, ts = env.task, env.task_state
+    assert task.termination(env.sim.view(), ts, np) == {"fell_off_bar": False}
+    z = env.sim.view().pelvis_pos[2]
+    env.data.qpos[2] -= z - 0.49
+    assert task.termination(forward(env), ts, np) == {"fell_off_bar": True}
+    env.data.qpos[2] += 0.02
+    assert task.termination(forward(env), ts, np) == {"fell_off_bar": False}
+
+
+def test_chinup_rewards_on_constructed_states(chinup):
+    env = chinup
+    env.reset(seed=0)
+    task, d, m = env.task, env.data, env.model
+    names = [env.handles.muscle_names[i] for i in task.pull_idx]
+    assert sorted(names) == sorted(["LAT1", "LAT2", "LAT3", "BIClong", "BICshort", "LAT1_left", "LAT2_left",
+                                    "LAT3_left", "BIClong_left", "BICshort_left"])
+    view = env.sim.view()
+    d.qpos[2] += 2.35 - 0.2 - view.head_pos[2]  # head 0.2 m below the bar
+    legs = [m.joint(f"{j}_{s}").dofadr[0] for j in ("hip_flexion", "hip_adduction", "hip_rotation",
+                                                     "knee_angle", "ankle_angle") for s in "lr"]
+    d.qvel[:] = 0.0
+    d.qvel[legs[0]], d.qvel[legs[5]] = 3.0, 4.0
+    d.qvel[m.joint("subtalar_angle_l").dofadr[0]] = 10.0  # not a leg dof of the penalty
+    d.act[:] = 0.0
+    d.act[env.handles.muscle_act_adr[task.pull_idx]] = 0.8
+    view = forward(env)
+    terms = task.reward_terms(view, env.task_state, np)
+    assert terms["spatial_gradient"] == pytest.approx(np.exp(-1.0))
+    assert terms["anti_kipping"] == pytest.approx(5.0)
+    ids = [m.actuator(n).id for n in names]
+    f0 = env.handles.muscle_force_nominal[[list(env.handles.muscle_names).index(n) for n in names]]
+    expected = np.mean(-d.actuator_force[ids] / f0)
+    assert expected > 0.3  # active pulling muscles
+    assert terms["muscle_force_filter"] == pytest.approx(expected)
+    d.qpos[2] += 0.3  # head above the bar: the gradient saturates
+    assert task.reward_terms(forward(env), env.task_state, np)["spatial_gradient"] == 1.0
+
+
+def test_chinup_explosive_accel_and_success_counter():
+    task = ChinUp()  # unbound: 10 ms control step
+
+    def view(z_head, vz):
+        return SimpleNamespace(head_pos=np.array([0.0, 0.0, z_head]),
+                               vel=lambda role: np.array([0.0, 0.0, vz]))
+
+    ts = {"prev_pelvis_vz": np.float64(0.0), "pelvis_az": np.float64(0.0),
+          "above_steps": np.int64(0), "held_above": np.bool_(False)}
+    ts = task.advance(view(2.0, 0.05), ts, np)
+    assert float(ts["pelvis_az"]) == pytest.approx(5.0)
+    fake = SimpleNamespace(head_pos=np.zeros(3), muscle_force=np.zeros(416), qdot=np.zeros(200),
+                           activation=np.zeros(416))
+    task.pull_idx, task.leg_dof = np.arange(3), np.arange(3)
+    assert task.reward_terms(fake, ts, np)["explosive_accel"] == pytest.approx(5.0)
+    ts = task.advance(view(2.0, 0.02), ts, np)
+    assert float(ts["pelvis_az"]) == pytest.approx(-3.0)
+    assert task.reward_terms(fake, ts, np)["explosive_accel"] == 0.0
+
+    top = 2.35 + 0.1
+    for _ in range(24):
+        ts = task.advance(view(top + 0.01, 0.0), ts, np)
+    assert int(ts["above_steps"]) == 24 and not task.success(ts, 30, False, np)
+    ts = task.advance(view(top, 0.0), ts, np)  # exactly 0.1 m above is not "more than"
+    assert int(ts["above_steps"]) == 0 and not task.success(ts, 30, False, np)
+    for _ in range(25):
+        ts = task.advance(view(top + 0.01, 0.0), ts, np)
+    assert task.success(ts, 60, False, np)
+    ts = task.advance(view(1.9, 0.0), ts, np)
+    assert int(ts["above_steps"]) == 0 and task.success(ts, 61, False, np)  # latched
+    assert task.success_trace(ts) == {"above_steps": 0, "held_above": True}
