@@ -1,0 +1,230 @@
+"""OpenDoor (interaction): push open a hinged door and walk through it.
+
+Paper rows: Table VIII row 5 (rewards), Table XI row 5 (observation, init,
+termination), Table XII (success), Fig. 13g.
+
+==========================  ===================================================
+reward term (weight)        formula
+==========================  ===================================================
+hand_attractor (400)        ``exp(−1.5‖Δp_handle‖)``
+open_hinge (500)            ``clip(θ_door/1.2, 0, 1) · prox_gate``
+pass_threshold (2000)       thresholds ``x_pelvis − x_pelvis,0 > 1.0, 2.0`` m
+                            crossed for the first time this step (0, 1 or 2)
+dive_penalty (−300)         ``max(0, x_pelvis − x̄_foot − 0.4) + max(0, x_head − x_pelvis − 0.2)``
+split_penalty (−400)        ``max(0, ‖Δp_feet^xy‖ − 0.8)``
+efficiency (−1)             ``mean(a²)`` (our weight)
+==========================  ===================================================
+
+``Δp_handle = p_handle − p_hand,R`` (right hand: third metacarpal);
+``θ_door`` is the hinge angle (0 closed, positive opening away from the body);
+``prox_gate = I(‖Δp_handle‖ < 0.3 m ∨ x_pelvis > x_wall)``: the door's opening
+pays while the right hand is at the handle (pushing it) or once the pelvis is
+past the wall's near face (holding it open while going through).
+
+Scene: a wall across the path, its near face at ``x = 0.45`` m (0.10 m thick,
+2.5 m high), with a 0.90 m × 2.10 m doorway centred on ``y = 0``; a 0.88 m ×
+2.05 m × 4 cm, 15 kg door panel flush with the wall's near face, hinged on a
+vertical axis at its left (+y) far corner, opening towards +x (range 0–1.9 rad,
+damping 3 N·m·s/rad, no spring); a push handle (a vertical capsule bar) on its
+near face 9 cm from the free edge at 1.0 m height. Wall and door collide with
+the body, not with each other; the door clears the floor by 2 cm. (Boxes
+touch the body's ellipsoids, which MJX's pure-JAX backend cannot collide:
+this scene runs on the CPU and on MuJoCo Warp, ``impl="warp"``.)
+
+Observation: ``delta_p_handle`` = Δp_handle (3), ``door`` = ``(θ_door, θ̇_door)``
+(2), ``delta_p_target`` = ``p_target^xy − p_pelvis^xy`` (2), the pass-through
+target ``p_target = (x_pelvis,0 + 2.0, 0)`` (the success distance, doorway
+centre line).
+Initial state ("stand front of closed door"): the neutral standing pose, pelvis
+at ``x, y ~ U(−0.05, 0.05)`` m (0.45 m before the wall), door closed and at
+rest. Termination: ``pelvis_too_low`` (``z_pelvis < 0.65`` m) or
+``head_too_low`` (``z_head < 1.1`` m).
+Success: maximum forward pelvis displacement from the start ≥ 2.0 m, or the
+door-open flag, or maximum door angle > 1.0 rad. Horizon: 1,000 steps.
+
+Choices where the paper is open:
+
+* The scene above (door size, mass, damping, handle place, distance).
+* Right hand for ``Δp_handle`` (the handle is on the right, free edge of the
+  door); the ``prox_gate`` above.
+* Pass thresholds are forward pelvis displacements from the start (the body
+  starts at ``x ≈ 0``, so they are also "x > 1.0, 2.0"); flags ``passed_1m`` /
+  ``passed_2m`` in the task state make them one-time bonuses.
+* Dive ("pelvis lead"): the pelvis more than 0.4 m ahead of the feet's mean
+  ``x`` (lunging/falling through) or the head more than 0.2 m ahead of the
+  pelvis (head first; the head is 0.11 m behind the pelvis origin when
+  upright), in metres. Split ("wide feet"): the feet more than 0.8 m apart
+  horizontally, in metres.
+* Door-open flag (sticky): ``θ_door ≥ 1.2`` rad (where ``open_hinge``
+  saturates). It is implied by the max-angle criterion (> 1.0 rad), so it does
+  not lower the bar.
+"""
+
+from __future__ import annotations
+
+import mujoco
+import numpy as np
+
+from mskbench.tasks.base import InitContext, InitialState, Task, efficiency
+
+WALL_X_M = 0.45
+WALL_THICKNESS_M = 0.10
+WALL_HEIGHT_M = 2.5
+WALL_HALF_LENGTH_M = 2.0
+DOORWAY_HALF_WIDTH_M = 0.45
+DOORWAY_HEIGHT_M = 2.10
+DOOR_THICKNESS_M = 0.04
+DOOR_GAP_M = 0.01
+DOOR_BOTTOM_M = 0.02
+DOOR_HEIGHT_M = 2.05
+DOOR_MASS_KG = 15.0
+DOOR_DAMPING = 3.0
+DOOR_RANGE_RAD = (0.0, 1.9)
+HANDLE_HEIGHT_M = 1.0
+HANDLE_FROM_EDGE_M = 0.09
+#: The hinge axis: vertical, at the door panel's far (+x) face, left (+y) edge.
+HINGE_POS = np.array([WALL_X_M + DOOR_THICKNESS_M, DOORWAY_HALF_WIDTH_M, 0.0])
+DOOR_WIDTH_M = 2 * DOORWAY_HALF_WIDTH_M - 2 * DOOR_GAP_M
+
+
+class OpenDoor(Task):
+    name = "OpenDoor"
+    family = "interaction"
+    horizon = 1000
+    summary = "Push open a hinged door and walk 2 m through it"
+    reward_weights = {
+        "hand_attractor": 400.0,
+        "open_hinge": 500.0,
+        "pass_threshold": 2000.0,
+        "dive_penalty": -300.0,
+        "split_penalty": -400.0,
+        "efficiency": -1.0,
+    }
+    pelvis_min_m = 0.65
+    head_min_m = 1.1
+    pass_thresholds_m = (1.0, 2.0)
+    success_distance_m = 2.0
+    success_angle_rad = 1.0
+    open_flag_rad = 1.2
+    gate_radius_m = 0.3
+
+    def __init__(self):
+        self.hinge_qpos = -1
+        self.hinge_dof = -1
+        self.handle_body = -1
+
+    def add_props(self, spec: mujoco.MjSpec) -> None:
+        box = mujoco.mjtGeom.mjGEOM_BOX
+        wall = [0.85, 0.85, 0.8, 1.0]
+        frame = spec.worldbody.add_body(name="open_door_frame", pos=[0.0, 0.0, 0.0])
+        xc = WALL_X_M + WALL_THICKNESS_M / 2
+        side = (WALL_HALF_LENGTH_M - DOORWAY_HALF_WIDTH_M) / 2
+        for name, y in (("left", DOORWAY_HALF_WIDTH_M + side), ("right", -DOORWAY_HALF_WIDTH_M - side)):
+            frame.add_geom(name=f"open_door_wall_{name}", type=box,
+                           size=[WALL_THICKNESS_M / 2, side, WALL_HEIGHT_M / 2],
+                           pos=[xc, y, WALL_HEIGHT_M / 2], rgba=wall, contype=0, conaffinity=1)
+        lintel = (WALL_HEIGHT_M - DOORWAY_HEIGHT_M) / 2
+        frame.add_geom(name="open_door_lintel", type=box,
+                       size=[WALL_THICKNESS_M / 2, DOORWAY_HALF_WIDTH_M, lintel],
+                       pos=[xc, 0.0, DOORWAY_HEIGHT_M + lintel], rgba=wall, contype=0, conaffinity=1)
+        door = spec.worldbody.add_body(name="open_door_panel", pos=HINGE_POS.tolist())
+        door.add_joint(name="open_door_hinge", type=mujoco.mjtJoint.mjJNT_HINGE, axis=[0, 0, 1],
+                       range=list(DOOR_RANGE_RAD), limited=True, damping=DOOR_DAMPING)
+        w = DOOR_WIDTH_M
+        door.add_geom(name="open_door_slab", type=box,
+                      size=[DOOR_THICKNESS_M / 2, w / 2, DOOR_HEIGHT_M / 2],
+                      pos=[-DOOR_THICKNESS_M / 2, -DOOR_GAP_M - w / 2, DOOR_BOTTOM_M + DOOR_HEIGHT_M / 2],
+                      mass=DOOR_MASS_KG, rgba=[0.45, 0.3, 0.2, 1.0], contype=0, conaffinity=1)
+        handle = door.add_body(name="open_door_handle",
+                               pos=[-DOOR_THICKNESS_M - 0.04, -DOOR_GAP_M - w + HANDLE_FROM_EDGE_M, HANDLE_HEIGHT_M])
+        handle.add_geom(name="open_door_handle_bar", type=mujoco.mjtGeom.mjGEOM_CAPSULE, size=[0.015, 0.08, 0.0],
+                        mass=0.3, rgba=[0.8, 0.75, 0.3, 1.0], contype=0, conaffinity=1)
+        handle.add_geom(name="open_door_handle_post", type=box, size=[0.02, 0.01, 0.01], pos=[0.02, 0.0, 0.0],
+                        mass=0.05, rgba=[0.8, 0.75, 0.3, 1.0], contype=0, conaffinity=0)
+
+    def bind(self, ctx: InitContext) -> None:
+        self.hinge_qpos = ctx.joint_qpos_adr("open_door_hinge")
+        self.hinge_dof = ctx.joint_dof_adr("open_door_hinge")
+        self.handle_body = ctx.body_id("open_door_handle")
+
+    def initial_state(self, ctx: InitContext, rng: np.random.Generator) -> InitialState:
+        xy = rng.uniform(-0.05, 0.05, size=2)
+        base = ctx.default_qpos.copy()
+        base[self.hinge_qpos] = 0.0
+        qpos = ctx.pose(base=base, root_xy=(float(xy[0]), float(xy[1])))
+        x0 = float(ctx.forward(qpos).pelvis_pos[0])
+        ts = {
+            "x0": np.float64(x0),
+            "max_forward": np.float64(0.0),
+            "max_door_angle": np.float64(0.0),
+            "door_open": np.bool_(False),
+            "passed_1m": np.bool_(False),
+            "passed_2m": np.bool_(False),
+            "pass_new": np.float64(0.0),
+        }
+        return InitialState(qpos, np.zeros(ctx.model.nv), ts)
+
+    # -- step-time ------------------------------------------------------------------
+    def _door_angle(self, s):
+        return s.q[self.hinge_qpos]
+
+    def _delta_handle(self, s):
+        return s.body_pos(self.handle_body) - s.pos("hand_r")
+
+    def advance(self, s, ts, xp):
+        fwd = s.pelvis_pos[0] - ts["x0"]
+        theta = self._door_angle(s)
+        t1, t2 = self.pass_thresholds_m
+        p1 = xp.logical_or(ts["passed_1m"], fwd > t1)
+        p2 = xp.logical_or(ts["passed_2m"], fwd > t2)
+        new = (xp.where(p1 & ~ts["passed_1m"], 1.0, 0.0) + xp.where(p2 & ~ts["passed_2m"], 1.0, 0.0))
+        return {
+            "x0": ts["x0"],
+            "max_forward": xp.maximum(ts["max_forward"], fwd),
+            "max_door_angle": xp.maximum(ts["max_door_angle"], theta),
+            "door_open": xp.logical_or(ts["door_open"], theta >= self.open_flag_rad),
+            "passed_1m": p1,
+            "passed_2m": p2,
+            "pass_new": new,
+        }
+
+    def observation(self, s, ts, xp):
+        target = xp.stack([ts["x0"] + self.success_distance_m, xp.zeros(())])
+        return {
+            "delta_p_handle": self._delta_handle(s),
+            "door": xp.stack([self._door_angle(s), s.qdot[self.hinge_dof]]),
+            "delta_p_target": target - s.pelvis_pos[:2],
+        }
+
+    def reward_terms(self, s, ts, xp):
+        dist = xp.linalg.norm(self._delta_handle(s))
+        gate = xp.logical_or(dist < self.gate_radius_m, s.pelvis_pos[0] > WALL_X_M)
+        x_pel = s.pelvis_pos[0]
+        dive = (xp.maximum(0.0, x_pel - xp.mean(s.foot_pos[:, 0]) - 0.4)
+                + xp.maximum(0.0, s.head_pos[0] - x_pel - 0.2))
+        return {
+            "hand_attractor": xp.exp(-1.5 * dist),
+            "open_hinge": xp.clip(self._door_angle(s) / 1.2, 0.0, 1.0) * xp.where(gate, 1.0, 0.0),
+            "pass_threshold": ts["pass_new"],
+            "dive_penalty": dive,
+            "split_penalty": xp.maximum(0.0, s.d_xy_feet - 0.8),
+            "efficiency": efficiency(s, xp),
+        }
+
+    def termination(self, s, ts, xp):
+        return {
+            "pelvis_too_low": s.pelvis_pos[2] < self.pelvis_min_m,
+            "head_too_low": s.head_pos[2] < self.head_min_m,
+        }
+
+    def success(self, ts, steps, terminated, xp):
+        return (xp.asarray(ts["max_forward"] >= self.success_distance_m) | ts["door_open"]
+                | (ts["max_door_angle"] > self.success_angle_rad))
+
+    def success_trace(self, ts):
+        return {
+            "max_forward": float(ts["max_forward"]),
+            "max_door_angle": float(ts["max_door_angle"]),
+            "door_open": bool(ts["door_open"]),
+            "passes": int(bool(ts["passed_1m"])) + int(bool(ts["passed_2m"])),
+        }

@@ -1,0 +1,149 @@
+"""Sit (stabilization): sit down on the chair behind the body, softly, knees flexed.
+
+Paper rows: Table VI row 4 (rewards), Table IX row 4 (observation, init,
+termination), Table XII (success), Fig. 11e.
+
+==========================  ===================================================
+reward term (weight)        formula
+==========================  ===================================================
+chair_approach (10)         ``2 / (‖Δp_chair^xy‖ + 0.2)``
+contact_docking (30)        ``exp(−Δx²/(2·0.15²)) · exp(−Δz²/(2·0.15²))``
+lateral_centering (30)      ``exp(−Δy²/(2·0.05²))``
+seated_leg_geometry (40)    ``exp(−2|q̄_hip − 1.5| − k_knee|q̄_knee − 1.6|)``, ``k_knee = 3``
+feet_tucked_under (30)      ``exp(−5 Σ_i |(x_foot,i − x_pelvis) − 0.2|)``
+soft_landing (5)            ``exp(−2|ż_pelvis|)``
+efficiency (−1)             ``mean(a²)`` (our weight)
+==========================  ===================================================
+
+``Δp_chair = (Δx, Δy, Δz) = p_target − p_pelvis`` (world frame), with the seat
+target point ``p_target`` of :mod:`mskbench.tasks.chair`; ``q̄_hip``, ``q̄_knee``
+are the means of the left and right hip flexion and knee angles.
+
+Observation: ``delta_p_chair`` = Δp_chair (3).
+Initial state ("in front of chair, hips pre-flexed"): the body stands with its
+back to the chair, pelvis ~0.45 m in front of the seat target point (seat front
+edge 0.25 m behind the pelvis), pelvis pitched forward, hips, knees and ankles
+flexed, feet flat on the floor, at rest.
+Termination: ``pelvis_too_low`` (``z_pelvis < 0.25`` m) and the "invalid
+contact" conditions ``head_too_low`` (``z_head < 0.6`` m), ``knee_down`` (a knee
+below 0.15 m: kneeling) and ``missed_seat`` (pelvis origin below the seat top
+while not over the seat footprint grown by 10 cm: sitting beside the chair or
+on the floor).
+Success: the ``has_sat_down`` flag becomes true. Horizon: 1,000 steps.
+
+Choices where the paper is open:
+
+* The chair (:mod:`mskbench.tasks.chair`): a static round seat (radius
+  0.25 m, top 0.42 m high, front edge 0.25 m behind the standing pelvis) and a
+  round backrest plate reclined 0.35 rad — cylinders, because MJX's pure-JAX
+  backend has no ellipsoid–box collision. The seat is lower than a typical
+  0.45 m because this body's lower legs are short: seated upright with hips
+  1.5 and knees 1.6 rad on a 0.42 m seat its heels hang ~6 cm above the floor.
+* Seat target point: the pelvis origin of that seated pose — 0.20 m behind the
+  seat's front edge, on the seat's centre line, 0.173 m above the seat top
+  (measured from the pelvis and thigh collision geoms).
+* ``k_knee = 3`` (the hip's 2 plus more, since the task "enforces active knee
+  flexion", Fig. 11e).
+* ``has_sat_down`` (sticky, in the task state): the pelvis origin is over the
+  seat footprint, at most 6 cm above the seated height (i.e. resting on the
+  seat) and moving slower than 0.25 m/s, for 30 consecutive control steps
+  (0.3 s). ``seated_steps`` counts them.
+* Initial pose: pelvis pitched forward ``U(0.20, 0.30)`` rad, hip flexion
+  ``U(0.55, 0.65)``, knees ``U(0.55, 0.65)`` rad, ankles set so the feet stay
+  flat (``knee + pitch − hip``), root ``x, y`` jittered ``U(−0.03, 0.03)`` m.
+"""
+
+from __future__ import annotations
+
+import mujoco
+import numpy as np
+
+from mskbench.tasks import chair
+from mskbench.tasks.base import InitContext, InitialState, Task, efficiency
+
+PREFIX = "sit"
+
+
+def pitched(qpos: np.ndarray, pitch_rad: float) -> np.ndarray:
+    """``qpos`` with the root turned by ``pitch_rad`` about world +y (positive: head forward, +x)."""
+    out = qpos.copy()
+    q = np.zeros(4)
+    mujoco.mju_mulQuat(q, np.array([np.cos(pitch_rad / 2), 0.0, np.sin(pitch_rad / 2), 0.0]), qpos[3:7].copy())
+    out[3:7] = q
+    return out
+
+
+def chair_pose_terms(s, xp, k_knee: float):
+    """Sit's chair terms that do not depend on the task state."""
+    d = chair.delta_p_chair(s, xp)
+    sig = 2.0 * 0.15**2
+    hip, knee = chair.mean_hip_knee(s, xp)
+    x_pel = s.pelvis_pos[0]
+    return {
+        "chair_approach": 2.0 / (xp.linalg.norm(d[:2]) + 0.2),
+        "contact_docking": xp.exp(-d[0] ** 2 / sig) * xp.exp(-d[2] ** 2 / sig),
+        "lateral_centering": xp.exp(-d[1] ** 2 / (2.0 * 0.05**2)),
+        "seated_leg_geometry": xp.exp(-2.0 * xp.abs(hip - 1.5) - k_knee * xp.abs(knee - 1.6)),
+        "feet_tucked_under": xp.exp(-5.0 * xp.sum(xp.abs((s.foot_pos[:, 0] - x_pel) - 0.2))),
+        "soft_landing": xp.exp(-2.0 * xp.abs(s.vel("pelvis")[2])),
+    }
+
+
+class Sit(Task):
+    name = "Sit"
+    family = "stabilization"
+    horizon = 1000
+    summary = "Sit down on the chair behind, softly, knees flexed and feet tucked"
+    reward_weights = {
+        "chair_approach": 10.0,
+        "contact_docking": 30.0,
+        "lateral_centering": 30.0,
+        "seated_leg_geometry": 40.0,
+        "feet_tucked_under": 30.0,
+        "soft_landing": 5.0,
+        "efficiency": -1.0,
+    }
+    k_knee = 3.0
+    pelvis_min_m = 0.25
+    head_min_m = 0.6
+    knee_min_m = 0.15
+
+    def add_props(self, spec: mujoco.MjSpec) -> None:
+        chair.add_chair(spec, PREFIX)
+
+    def initial_state(self, ctx: InitContext, rng: np.random.Generator) -> InitialState:
+        pitch = float(rng.uniform(0.20, 0.30))
+        hip = float(rng.uniform(0.55, 0.65))
+        knee = float(rng.uniform(0.55, 0.65))
+        ankle = knee + pitch - hip
+        xy = rng.uniform(-0.03, 0.03, size=2)
+        joints = {}
+        for side in ("l", "r"):
+            joints[f"hip_flexion_{side}"] = hip
+            joints[f"knee_angle_{side}"] = knee
+            joints[f"ankle_angle_{side}"] = ankle
+        qpos = ctx.pose(joints, base=pitched(ctx.default_qpos, pitch), root_xy=(float(xy[0]), float(xy[1])))
+        return InitialState(qpos, np.zeros(ctx.model.nv), chair.sit_state())
+
+    def advance(self, s, ts, xp):
+        return chair.advance_sit(s, ts, xp)
+
+    def observation(self, s, ts, xp):
+        return {"delta_p_chair": chair.delta_p_chair(s, xp)}
+
+    def reward_terms(self, s, ts, xp):
+        return {**chair_pose_terms(s, xp, self.k_knee), "efficiency": efficiency(s, xp)}
+
+    def termination(self, s, ts, xp):
+        return {
+            "pelvis_too_low": s.pelvis_pos[2] < self.pelvis_min_m,
+            "head_too_low": s.head_pos[2] < self.head_min_m,
+            "knee_down": xp.min(s.knee_heights) < self.knee_min_m,
+            "missed_seat": chair.missed_seat(s, xp),
+        }
+
+    def success(self, ts, steps, terminated, xp):
+        return xp.asarray(ts["has_sat_down"])
+
+    def success_trace(self, ts):
+        return {"has_sat_down": bool(ts["has_sat_down"]), "seated_steps": int(ts["seated_steps"])}
