@@ -1,0 +1,134 @@
+"""Crawl (locomotion): crawl backwards, face down, low to the floor.
+
+Paper rows: Table VII (rewards), Table X (observations, init, termination),
+Table XII (success).
+
+==========================  ===================================================
+reward term (weight)        formula
+==========================  ===================================================
+backwards_velocity (500)    ``clip(−v_x,CoM / v_target, −0.2, 1)``
+prone_posture (100)         ``exp(−5(u_chest·ẑ + 1)²) · exp(−10(z_pelvis − 0.25)²)``
+alternating_stride (150)    ``clip(|Δx_hands| / 0.3, 0, 1) · clip(−sgn(Δx_hands) Δx_knees / 0.3, 0, 1)``
+drift_penalty (−150)        ``2|v_y,CoM| + |v_x,CoM| · I(v_x,CoM > 0)``
+efficiency (−1)             ``mean(a²)`` (our weight)
+==========================  ===================================================
+
+``Δx_hands = x_hand,L − x_hand,R`` (third metacarpals), ``Δx_knees =
+x_knee,L − x_knee,R`` (tibia origins). Backwards is −x: the body faces +x
+(head towards +x) and moves towards its feet.
+
+Choices where the paper is open (also in ``docs/tasks.md``):
+
+* ``v_target = 0.4`` m/s (2 m, the success distance, in 5 s at that speed).
+* Prone posture "``· …``": the second factor keeps the pelvis near the
+  paper's crawl height ``z = 0.25`` m ("ground ``z = 0.25``" of Table X).
+* Alternating stride "(diag gait)": the hands must be apart along x and the
+  knees apart the other way, so that each hand moves with the opposite knee
+  (left hand ahead ⇔ right knee ahead), the diagonal (trot-like) crawl.
+* Termination "fwd move, twist, flip": ``moved_forward`` — the pelvis is more
+  than 0.5 m ahead (+x) of where it started; ``twisted`` — the heading of the
+  trunk (horizontal projection of ``u_torso``, pelvis → head) is more than
+  0.8 rad from +x; ``flipped`` — the chest faces up (``u_chest·ẑ > 0``, rolled
+  more than 90° from face down).
+* Initial state ("prone quadruped, ground ``z = 0.25``"): a low crawl on the
+  forearms and knees — root pitched forward 1.7 rad (face down, head slightly
+  lower than the hips), hips flexed 0.8 rad and abducted 0.1 rad, knees
+  flexed 1.0 rad, ankles plantarflexed 0.6 rad, shoulders elevated 1.2 rad
+  forward (elevation plane 1.5 rad), elbows flexed 2.0 rad; each of these
+  joints perturbed by ``U(−0.02, 0.02)`` rad; lowered onto the floor (the
+  fingers touch it, knees and forearms are within ~1 cm). The pelvis is at
+  0.25 m, the chest faces down (``u_chest·ẑ ≈ −0.99``); zero velocity.
+
+Observation: torso quaternion (4), feet heights (2).
+Success: maximum backward pelvis displacement from the start ``≥ 2.0`` m
+(``max_backward`` in the task state, over the episode).
+Horizon: 1,000 steps (our choice; the paper gives none for Crawl).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mskbench.tasks.base import InitContext, InitialState, Task, efficiency
+from mskbench.tasks.gait import joint_noise, pitched_root_quat
+
+CRAWL_PITCH_RAD = 1.7
+LOW_CRAWL = {
+    "hip_flexion_l": 0.8, "hip_flexion_r": 0.8,
+    "hip_adduction_l": -0.1, "hip_adduction_r": -0.1,
+    "knee_angle_l": 1.0, "knee_angle_r": 1.0,
+    "ankle_angle_l": -0.6, "ankle_angle_r": -0.6,
+    "elv_angle_l": 1.5, "elv_angle_r": 1.5,
+    "shoulder_elv_l": 1.2, "shoulder_elv_r": 1.2,
+    "elbow_flex_l": 2.0, "elbow_flex_r": 2.0,
+}
+
+
+class Crawl(Task):
+    name = "Crawl"
+    family = "locomotion"
+    horizon = 1000
+    summary = "Crawl backwards face down on forearms and knees"
+    reward_weights = {
+        "backwards_velocity": 500.0,
+        "prone_posture": 100.0,
+        "alternating_stride": 150.0,
+        "drift_penalty": -150.0,
+        "efficiency": -1.0,
+    }
+    crawl_height_m = 0.25
+    stride_scale_m = 0.3
+    forward_limit_m = 0.5
+    twist_limit_rad = 0.8
+    success_distance_m = 2.0
+    init_noise_rad = 0.02
+
+    def __init__(self, target_speed_mps: float = 0.4):
+        if target_speed_mps <= 0:
+            raise ValueError(f"target_speed_mps must be positive, got {target_speed_mps}")
+        self.target_speed_mps = float(target_speed_mps)
+
+    def initial_state(self, ctx: InitContext, rng: np.random.Generator) -> InitialState:
+        base = ctx.default_qpos.copy()
+        base[3:7] = pitched_root_quat(CRAWL_PITCH_RAD)
+        qpos = ctx.pose(joint_noise(LOW_CRAWL, rng, self.init_noise_rad), base=base)
+        pelvis = ctx.forward(qpos).pelvis_pos
+        ts = {"x0": np.float64(pelvis[0]), "max_backward": np.float64(0.0)}
+        return InitialState(qpos, np.zeros(ctx.model.nv), ts)
+
+    def advance(self, s, ts, xp):
+        backward = ts["x0"] - s.pelvis_pos[0]
+        return {"x0": ts["x0"], "max_backward": xp.maximum(ts["max_backward"], backward)}
+
+    def observation(self, s, ts, xp):
+        return {"torso_quat": s.quat("torso"), "feet_height": s.foot_heights}
+
+    def reward_terms(self, s, ts, xp):
+        vx, vy = s.com_vel[0], s.com_vel[1]
+        dx_hands = s.pos("hand_l")[0] - s.pos("hand_r")[0]
+        dx_knees = s.pos("knee_l")[0] - s.pos("knee_r")[0]
+        scale = self.stride_scale_m
+        return {
+            "backwards_velocity": xp.clip(-vx / self.target_speed_mps, -0.2, 1.0),
+            "prone_posture": xp.exp(-5.0 * (s.u_chest[2] + 1.0) ** 2)
+            * xp.exp(-10.0 * (s.pelvis_pos[2] - self.crawl_height_m) ** 2),
+            "alternating_stride": xp.clip(xp.abs(dx_hands) / scale, 0.0, 1.0)
+            * xp.clip(-xp.sign(dx_hands) * dx_knees / scale, 0.0, 1.0),
+            "drift_penalty": 2.0 * xp.abs(vy) + xp.abs(vx) * xp.where(vx > 0.0, 1.0, 0.0),
+            "efficiency": efficiency(s, xp),
+        }
+
+    def termination(self, s, ts, xp):
+        u = s.u_torso
+        heading = xp.arctan2(u[1], u[0])
+        return {
+            "moved_forward": s.pelvis_pos[0] - ts["x0"] > self.forward_limit_m,
+            "twisted": xp.abs(heading) > self.twist_limit_rad,
+            "flipped": s.u_chest[2] > 0.0,
+        }
+
+    def success(self, ts, steps, terminated, xp):
+        return ts["max_backward"] >= self.success_distance_m
+
+    def success_trace(self, ts):
+        return {"max_backward": float(ts["max_backward"])}

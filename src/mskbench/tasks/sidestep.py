@@ -1,0 +1,151 @@
+"""Sidestep (locomotion): shuffle sideways to the left in a crab guard stance.
+
+Paper rows: Table VII (rewards), Table X (observations, init, termination),
+Table XII (success).
+
+==========================  ===================================================
+reward term (weight)        formula
+==========================  ===================================================
+lateral_velocity (400)      ``clip(v_y,CoM / v_target, −0.2, 1)``
+phase_sync (200)            ``exp(−15(e_L + e_R))``
+com_mid_feet_lock (−500)    ``|y_pelvis − ½(y_foot,L + y_foot,R)|``
+rubber_band_splits (−400)   ``max(0, d_xy,feet − 0.3)``
+efficiency (−1)             ``mean(a²)`` (our weight)
+==========================  ===================================================
+
+The phase clock ``φ ∈ [0, 1)`` advances by ``Δt / T`` per control step. The
+stepping pattern: the leading (left) foot is lifted during the first half of
+each cycle and the trailing (right) foot during the second half, each to a
+peak clearance ``h``::
+
+    h_L(φ) = h · max(0,  sin 2πφ)        h_R(φ) = h · max(0, −sin 2πφ)
+    e_L = |c_foot,L − h_L(φ)|            e_R = |c_foot,R − h_R(φ)|
+
+with ``c_foot = min(z_heel − z_heel,flat, z_toes − z_toes,flat)`` the foot's
+clearance: how far both its heel (calcaneus origin) and toes origin are above
+where they sit when standing flat (measured in ``bind``;
+:func:`mskbench.tasks.gait.foot_clearance`).
+
+Choices where the paper is open (also in ``docs/tasks.md``):
+
+* Direction +y (to the body's left), ``v_target = 0.5`` m/s.
+* Step period ``T = 0.4`` s, peak clearance ``h = 0.08`` m; ``e_L``, ``e_R``
+  are height errors (m) against the reference above — the lateral motion
+  itself is rewarded by ``lateral_velocity`` and bounded by the split terms.
+* The phase starts at 0 (both feet down) at every reset.
+* Initial state ("crab guard stance, hips wide"): hips flexed 0.5 rad and
+  abducted 0.1 rad, knees 0.8 rad, ankles dorsiflexed 0.35 rad, trunk flexed
+  0.15 rad, arms up in guard (elevation plane 1.3, elevation 0.6, elbows
+  1.4 rad), each joint perturbed by ``U(−0.02, 0.02)`` rad; on the floor, at
+  rest. Feet 0.29 m apart (standing: 0.17 m), pelvis ≈ 0.87 m.
+* Horizon 2,000 steps (20 s): 9 m needs 0.45 m/s on average, a brisk human
+  side shuffle. The feet's origins are ≥ ~0.1 m apart when closed and the
+  rubber band starts at 0.3 m, so a stride gains ~0.2 m without penalty:
+  ``v_target`` = 0.2 m per 0.4 s cycle (2.5 strides per second).
+
+Observation: phase ``(sin 2πφ, cos 2πφ)`` (2), lateral distance of the feet
+``Δy_feet = y_foot,L − y_foot,R`` (1).
+Termination: ``z_pelvis < 0.45`` m (``pelvis_too_low``), ``d_xy,feet > 0.5`` m
+(``split``). Success: maximum absolute lateral pelvis displacement from the
+start ``≥ 9`` m (``max_lateral`` in the task state).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mskbench.tasks.base import InitContext, InitialState, Task, advance_phase, efficiency, phase_clock
+from mskbench.tasks.gait import flat_foot_heights, foot_clearance, joint_noise
+
+CRAB_GUARD = {
+    "hip_flexion_l": 0.5, "hip_flexion_r": 0.5,
+    "hip_adduction_l": -0.1, "hip_adduction_r": -0.1,
+    "knee_angle_l": 0.8, "knee_angle_r": 0.8,
+    "ankle_angle_l": 0.35, "ankle_angle_r": 0.35,
+    "flex_extension": -0.15,
+    "elv_angle_l": 1.3, "elv_angle_r": 1.3,
+    "shoulder_elv_l": 0.6, "shoulder_elv_r": 0.6,
+    "elbow_flex_l": 1.4, "elbow_flex_r": 1.4,
+}
+
+
+class Sidestep(Task):
+    name = "Sidestep"
+    family = "locomotion"
+    horizon = 2000
+    summary = "Side-shuffle to the left in a crab guard stance (9 m)"
+    reward_weights = {
+        "lateral_velocity": 400.0,
+        "phase_sync": 200.0,
+        "com_mid_feet_lock": -500.0,
+        "rubber_band_splits": -400.0,
+        "efficiency": -1.0,
+    }
+    step_height_m = 0.08
+    band_m = 0.3
+    pelvis_height_min_m = 0.45
+    split_max_m = 0.5
+    success_distance_m = 9.0
+    init_noise_rad = 0.02
+
+    def __init__(self, target_speed_mps: float = 0.5, period_s: float = 0.4):
+        if target_speed_mps <= 0:
+            raise ValueError(f"target_speed_mps must be positive, got {target_speed_mps}")
+        if period_s <= 0:
+            raise ValueError(f"period_s must be positive, got {period_s}")
+        self.target_speed_mps = float(target_speed_mps)
+        self.period_s = float(period_s)
+        self.control_dt_s = 0.01
+        self.flat_feet_m = np.zeros(2)
+
+    def bind(self, ctx: InitContext) -> None:
+        self.control_dt_s = ctx.control_dt_s
+        self.flat_feet_m = flat_foot_heights(ctx)
+
+    def initial_state(self, ctx: InitContext, rng: np.random.Generator) -> InitialState:
+        qpos = ctx.pose(joint_noise(CRAB_GUARD, rng, self.init_noise_rad))
+        pelvis = ctx.forward(qpos).pelvis_pos
+        ts = {"phase": np.float64(0.0), "y0": np.float64(pelvis[1]), "max_lateral": np.float64(0.0)}
+        return InitialState(qpos, np.zeros(ctx.model.nv), ts)
+
+    def advance(self, s, ts, xp):
+        lateral = xp.abs(s.pelvis_pos[1] - ts["y0"])
+        return {
+            "phase": advance_phase(ts["phase"], self.control_dt_s, self.period_s),
+            "y0": ts["y0"],
+            "max_lateral": xp.maximum(ts["max_lateral"], lateral),
+        }
+
+    def reference_clearance(self, phase, xp):
+        """``(h_L(φ), h_R(φ))``: the reference clearance of each foot (2,), m."""
+        wave = xp.sin(2.0 * np.pi * phase)
+        return self.step_height_m * xp.stack([xp.maximum(wave, 0.0), xp.maximum(-wave, 0.0)])
+
+    def observation(self, s, ts, xp):
+        return {
+            "phase": phase_clock(ts["phase"], xp),
+            "delta_y_feet": xp.reshape(s.d_feet[1], (1,)),
+        }
+
+    def reward_terms(self, s, ts, xp):
+        errors = xp.abs(foot_clearance(s, self.flat_feet_m, xp) - self.reference_clearance(ts["phase"], xp))
+        mid_y = 0.5 * (s.foot_pos[0, 1] + s.foot_pos[1, 1])
+        return {
+            "lateral_velocity": xp.clip(s.com_vel[1] / self.target_speed_mps, -0.2, 1.0),
+            "phase_sync": xp.exp(-15.0 * (errors[0] + errors[1])),
+            "com_mid_feet_lock": xp.abs(s.pelvis_pos[1] - mid_y),
+            "rubber_band_splits": xp.maximum(0.0, s.d_xy_feet - self.band_m),
+            "efficiency": efficiency(s, xp),
+        }
+
+    def termination(self, s, ts, xp):
+        return {
+            "pelvis_too_low": s.pelvis_pos[2] < self.pelvis_height_min_m,
+            "split": s.d_xy_feet > self.split_max_m,
+        }
+
+    def success(self, ts, steps, terminated, xp):
+        return ts["max_lateral"] >= self.success_distance_m
+
+    def success_trace(self, ts):
+        return {"max_lateral": float(ts["max_lateral"])}

@@ -1,0 +1,520 @@
+"""Crawl, Run, Jump, Sidestep: contract, initial states, and task logic on constructed states."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+from contract import forward, rotate_root
+
+from mskbench.envs import MSKEnv
+from mskbench.tasks.crawl import Crawl
+from mskbench.tasks.gait import foot_clearance, torso_angle
+from mskbench.tasks.jump import Jump
+from mskbench.tasks.run import Run
+from mskbench.tasks.sidestep import Sidestep
+
+TASKS = {"Crawl": Crawl, "Run": Run, "Jump": Jump, "Sidestep": Sidestep}
+#: The model's own arm/thorax collision pair overlaps by 2.15 cm in its neutral pose (Stand too).
+MODEL_OWN_OVERLAP = {"humerus_r_coll", "humerus_l_coll"}
+
+
+@pytest.fixture(scope="module")
+def envs():
+    made = {name: MSKEnv(cls()) for name, cls in TASKS.items()}
+    yield made
+    for env in made.values():
+        env.close()
+
+
+def _set_joints(env, joints):
+    for name, value in joints.items():
+        env.data.qpos[env._ctx.joint_qpos_adr(name)] = value
+    env.handles.couplings.apply(env.data.qpos)
+    return forward(env)
+
+
+def _term(env, view=None):
+    view = view if view is not None else env.sim.view()
+    return {k: bool(v) for k, v in env.task.termination(view, env.task_state, np).items()}
+
+
+def _terms(env, ts=None):
+    return env.task.reward_terms(env.sim.view(), env.task_state if ts is None else ts, np)
+
+
+# -- contract ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name,task_blocks", [
+    ("Crawl", {"task/torso_quat": 4, "task/feet_height": 2}),
+    ("Run", {"task/torso_angle": 2, "task/feet_height": 2}),
+    ("Jump", {"task/torso_angle": 2, "task/d_xy_feet": 1}),
+    ("Sidestep", {"task/phase": 2, "task/delta_y_feet": 1}),
+])
+def test_observation_layout(envs, name, task_blocks):
+    env = envs[name]
+    lay = env.obs_layout
+    assert {k: s.stop - s.start for k, s in lay.items() if k.startswith("task/")} == task_blocks
+    assert env.observation_space.shape == (1922 + sum(task_blocks.values()),)
+
+
+@pytest.mark.parametrize("name", list(TASKS))
+def test_initial_state_rests_without_interpenetration(envs, name):
+    env = envs[name]
+    for seed in range(3):
+        env.reset(seed=seed)
+        m, d = env.model, env.data
+        for i in range(d.ncon):
+            c = d.contact[i]
+            names = {m.geom(c.geom1).name, m.geom(c.geom2).name}
+            if names & MODEL_OWN_OVERLAP:
+                continue
+            assert c.dist > -1e-3, (name, seed, names, c.dist)
+        assert any(m.geom(d.contact[i].geom1).name == "floor" for i in range(d.ncon))  # on the floor
+        assert not any(_term(env).values())
+
+
+@pytest.mark.parametrize("name", list(TASKS))
+def test_zero_action_steps_stay_finite(envs, name):
+    env = envs[name]
+    env.reset(seed=0)
+    for _ in range(50):
+        obs, reward, terminated, truncated, info = env.step(np.zeros(416, np.float32))
+        assert np.isfinite(obs).all() and np.isfinite(reward)
+        assert info["termination"] != "physics_unstable"
+        if terminated:
+            break
+
+
+def test_initial_poses_match_the_table(envs):
+    # Crawl: prone quadruped, pelvis near z = 0.25, chest facing down, knees and hands low.
+    env = envs["Crawl"]
+    env.reset(seed=0)
+    v = env.sim.view()
+    assert 0.22 < v.pelvis_pos[2] < 0.29
+    assert v.u_chest[2] < -0.95
+    assert max(v.knee_heights) < 0.1 and max(v.pos("hand_l")[2], v.pos("hand_r")[2]) < 0.1
+    assert v.head_pos[0] > v.pelvis_pos[0] + 0.5  # lying along +x, head forward
+    # Run: standing.
+    env = envs["Run"]
+    env.reset(seed=0)
+    assert envs["Run"].sim.view().pelvis_pos[2] == pytest.approx(0.947, abs=0.01)
+    # Jump: micro-squat, pelvis below the hop thresholds, legs symmetric.
+    env = envs["Jump"]
+    env.reset(seed=1)
+    v = env.sim.view()
+    assert 0.85 < v.pelvis_pos[2] < 0.93
+    assert v.joint("knee_l") == pytest.approx(v.joint("knee_r"), abs=1e-12) and v.joint("knee_l") > 0.5
+    assert _terms(env)["desync_penalty"] == pytest.approx(0.0, abs=1e-12)
+    # Sidestep: crab guard, feet wider than standing but inside the rubber band.
+    env = envs["Sidestep"]
+    env.reset(seed=2)
+    v = env.sim.view()
+    assert 0.25 < v.d_xy_feet < 0.3
+    assert 0.8 < v.pelvis_pos[2] < 0.9
+    assert _terms(env)["rubber_band_splits"] == 0.0
+
+
+def _clearance(v, flat):
+    heel = v.foot_heights - flat[0]
+    toes = np.array([v.pos("toes_l")[2], v.pos("toes_r")[2]]) - flat[1]
+    return np.minimum(heel, toes)
+
+
+def test_flat_foot_heights_and_clearance(envs):
+    for name in ("Jump", "Sidestep"):
+        np.testing.assert_allclose(envs[name].task.flat_feet_m, [0.0219, 0.0200], atol=5e-4)
+    env = envs["Jump"]
+    env.reset(seed=0)
+    flat = env.task.flat_feet_m
+    # Standing flat in the neutral pose: no clearance.
+    env.data.qpos[:] = env._ctx.pose()
+    v = forward(env)
+    np.testing.assert_allclose(foot_clearance(v, flat, np), 0.0, atol=2e-3)
+    # On tiptoe (heels 7 cm up, toes down): the metatarsal heads rise < 2 cm, so little clearance.
+    env.data.qpos[:] = env._ctx.pose({"ankle_angle_l": -0.3, "ankle_angle_r": -0.3})
+    v = forward(env)
+    assert min(v.foot_heights) - flat[0] > 0.05
+    assert np.all(foot_clearance(v, flat, np) < 0.02)
+    assert np.all(foot_clearance(v, flat, np) >= 0.0)
+    assert v.pelvis_pos[2] > 0.995  # the hop's upper threshold is reachable on tiptoe
+    # Standing flat, the whole body 6 cm up: 6 cm of clearance.
+    env.data.qpos[:] = env._ctx.pose()
+    env.data.qpos[2] += 0.06
+    v = forward(env)
+    np.testing.assert_allclose(foot_clearance(v, flat, np), _clearance(v, flat), atol=1e-12)
+    np.testing.assert_allclose(foot_clearance(v, flat, np), 0.06, atol=5e-3)
+
+
+# -- Crawl ---------------------------------------------------------------------------------
+def test_crawl_moved_forward(envs):
+    env = envs["Crawl"]
+    env.reset(seed=0)
+    x0 = float(env.task_state["x0"])
+    env.data.qpos[0] += 0.51
+    v = forward(env)
+    assert v.pelvis_pos[0] - x0 == pytest.approx(0.51, abs=1e-9)
+    assert _term(env) == {"moved_forward": True, "twisted": False, "flipped": False}
+    env.data.qpos[0] -= 0.03
+    forward(env)
+    assert not _term(env)["moved_forward"]
+    env.data.qpos[0] -= 3.0  # far backwards is the goal
+    forward(env)
+    assert not any(_term(env).values())
+
+
+@pytest.mark.parametrize("yaw,twisted", [(0.9, True), (-0.9, True), (0.7, False), (-0.7, False)])
+def test_crawl_twisted(envs, yaw, twisted):
+    env = envs["Crawl"]
+    env.reset(seed=0)
+    rotate_root(env, yaw, (0, 0, 1))
+    v = forward(env)
+    heading = np.arctan2(v.u_torso[1], v.u_torso[0])
+    assert heading == pytest.approx(yaw, abs=0.01)  # the start is within the joint noise of 0
+    assert _term(env) == {"moved_forward": False, "twisted": twisted, "flipped": False}
+
+
+@pytest.mark.parametrize("roll,flipped", [(1.4, False), (1.75, True), (np.pi, True), (-1.75, True)])
+def test_crawl_flipped(envs, roll, flipped):
+    env = envs["Crawl"]
+    env.reset(seed=0)
+    rotate_root(env, roll, (1, 0, 0))
+    forward(env)
+    assert _term(env)["flipped"] is flipped
+    assert not _term(env)["twisted"]
+
+
+def test_crawl_success_history(envs):
+    env = envs["Crawl"]
+    task = env.task
+    env.reset(seed=0)
+    ts = dict(env.task_state)
+    x0 = float(ts["x0"])
+    qpos0 = env.data.qpos.copy()
+    for dx, expected in ((-1.0, 1.0), (0.3, 1.0), (-1.5, 1.5), (-1.99, 1.99), (0.0, 1.99), (-2.01, 2.01)):
+        env.data.qpos[:] = qpos0
+        env.data.qpos[0] += dx
+        v = forward(env)
+        assert v.pelvis_pos[0] == pytest.approx(x0 + dx, abs=1e-9)
+        ts = task.advance(v, ts, np)
+        assert float(ts["max_backward"]) == pytest.approx(expected, abs=1e-9)
+        assert bool(task.success(ts, 10, False, np)) is (expected >= 2.0)
+    assert task.success_trace(ts) == {"max_backward": pytest.approx(2.01)}
+    assert float(ts["x0"]) == x0
+
+
+def test_crawl_velocity_terms(envs):
+    env = envs["Crawl"]
+    env.reset(seed=0)
+    for vx, vy, back, drift in ((-0.2, 0.0, 0.5, 0.0), (-1.0, 0.1, 1.0, 0.2), (0.3, -0.1, -0.2, 0.5),
+                                (0.04, 0.0, -0.1, 0.04)):
+        env.data.qvel[:] = 0.0
+        env.data.qvel[0:2] = vx, vy
+        v = forward(env)
+        np.testing.assert_allclose(v.com_vel[:2], [vx, vy], atol=1e-9)
+        terms = _terms(env)
+        assert terms["backwards_velocity"] == pytest.approx(back, abs=1e-9)
+        assert terms["drift_penalty"] == pytest.approx(drift, abs=1e-9)
+
+
+def test_crawl_prone_posture(envs):
+    env = envs["Crawl"]
+    env.reset(seed=0)
+    v = env.sim.view()
+    expected = np.exp(-5 * (v.u_chest[2] + 1) ** 2) * np.exp(-10 * (v.pelvis_pos[2] - 0.25) ** 2)
+    assert _terms(env)["prone_posture"] == pytest.approx(expected, rel=1e-12)
+    assert expected > 0.99
+    env.data.qpos[2] += 0.25  # hips 0.5 m up, still face down
+    v = forward(env)
+    high = np.exp(-5 * (v.u_chest[2] + 1) ** 2) * np.exp(-10 * (v.pelvis_pos[2] - 0.25) ** 2)
+    assert _terms(env)["prone_posture"] == pytest.approx(high, rel=1e-12)
+    assert high < 0.6 * expected
+    rotate_root(env, np.pi, (1, 0, 0))  # on the back
+    forward(env)
+    assert _terms(env)["prone_posture"] < 1e-6
+
+
+def test_crawl_alternating_stride_rewards_the_diagonal_gait(envs):
+    env = envs["Crawl"]
+    env.reset(seed=0)
+    assert _terms(env)["alternating_stride"] < 0.05  # symmetric start
+    # Left hand forward, right knee forward: the diagonal pair.
+    v = _set_joints(env, {"shoulder_elv_l": 1.6, "shoulder_elv_r": 0.9,
+                          "hip_flexion_l": 0.5, "hip_flexion_r": 1.1})
+    dxh = v.pos("hand_l")[0] - v.pos("hand_r")[0]
+    dxk = v.pos("knee_l")[0] - v.pos("knee_r")[0]
+    assert dxh > 0.05 and dxk < -0.05
+    expected = min(abs(dxh) / 0.3, 1.0) * min(max(-np.sign(dxh) * dxk / 0.3, 0.0), 1.0)
+    assert _terms(env)["alternating_stride"] == pytest.approx(expected, rel=1e-12)
+    assert expected > 0.1
+    # Left hand and left knee forward together (same side): no reward.
+    _set_joints(env, {"hip_flexion_l": 1.1, "hip_flexion_r": 0.5})
+    assert _terms(env)["alternating_stride"] == 0.0
+
+
+# -- Run -----------------------------------------------------------------------------------
+def test_run_pelvis_too_low(envs):
+    env = envs["Run"]
+    env.reset(seed=0)
+    z = env.sim.view().pelvis_pos[2]
+    env.data.qpos[2] -= z - 0.44
+    forward(env)
+    assert _term(env) == {"pelvis_too_low": True, "fell_backward": False}
+    env.data.qpos[2] += 0.02
+    forward(env)
+    assert _term(env) == {"pelvis_too_low": False, "fell_backward": False}
+
+
+@pytest.mark.parametrize("lean,fell", [(-0.5, True), (-0.3, False), (0.6, False)])
+def test_run_fell_backward(envs, lean, fell):
+    env = envs["Run"]
+    env.reset(seed=0)
+    pitch0 = float(torso_angle(env.sim.view(), np)[0])
+    assert pitch0 == pytest.approx(-0.18, abs=0.02)
+    rotate_root(env, lean, (0, 1, 0))  # +: about +y tips the head towards +x (forward)
+    v = forward(env)
+    pitch, roll = torso_angle(v, np)
+    assert pitch == pytest.approx(pitch0 + lean, abs=0.02)
+    assert abs(roll) < 0.01
+    assert _term(env)["fell_backward"] is fell
+
+
+def test_run_torso_angle_is_in_the_heading_frame(envs):
+    env = envs["Run"]
+    env.reset(seed=0)
+    pitch0 = float(torso_angle(env.sim.view(), np)[0])
+    rotate_root(env, 1.2, (0, 0, 1))  # turned left: the lean is unchanged
+    v = forward(env)
+    np.testing.assert_allclose(torso_angle(v, np), [pitch0, 0.0], atol=0.01)
+    rotate_root(env, 0.3, (np.cos(1.2), np.sin(1.2), 0))  # a roll about the new heading
+    v = forward(env)
+    assert torso_angle(v, np)[1] < -0.25  # rolled to the right
+
+
+def test_run_velocity_terms(envs):
+    env = envs["Run"]
+    env.reset(seed=0)
+    for vx, high, bonus in ((2.0, 2.0, 0.0), (3.5, 3.5, 1.0), (7.0, 6.0, 1.0), (-1.0, -0.5, 0.0), (2.99, 2.99, 0.0)):
+        env.data.qvel[:] = 0.0
+        env.data.qvel[0] = vx
+        forward(env)
+        terms = _terms(env)
+        assert terms["high_velocity"] == pytest.approx(high, abs=1e-9)
+        assert terms["speed_bonus"] == bonus
+
+
+def test_run_stride_terms(envs):
+    env = envs["Run"]
+    env.reset(seed=0)
+    terms = _terms(env)
+    assert terms["kangaroo_penalty"] == 1.0  # feet side by side
+    assert terms["scissor_penalty"] == 0.0  # 0.17 m apart laterally
+    assert terms["knee_flexion"] == 0.0
+    v = _set_joints(env, {"hip_flexion_l": 0.6, "hip_flexion_r": -0.3, "knee_angle_r": 0.6, "knee_angle_l": 0.1})
+    d = np.abs(v.d_feet)
+    assert d[0] > 0.2
+    terms = _terms(env)
+    assert terms["asymmetric_stride"] == pytest.approx(min(d[0] + 2 * d[2], 1.0), rel=1e-12)
+    assert terms["kangaroo_penalty"] == 0.0
+    assert terms["knee_flexion"] == pytest.approx(0.5, abs=1e-12)
+    _set_joints(env, {"knee_angle_r": 1.5})
+    assert _terms(env)["knee_flexion"] == 1.0
+    # Scissoring: legs adducted, feet close laterally.
+    env.reset(seed=0)
+    v = _set_joints(env, {"hip_adduction_l": 0.15, "hip_adduction_r": 0.15})
+    dy = abs(v.d_feet[1])
+    assert dy < 0.15
+    assert _terms(env)["scissor_penalty"] == pytest.approx((0.15 - dy) / 0.15, rel=1e-12)
+
+
+def test_run_success_history(envs):
+    env = envs["Run"]
+    task = env.task
+    env.reset(seed=0)
+    ts = dict(env.task_state)
+    qpos0 = env.data.qpos.copy()
+    for dx, expected in ((5.0, 5.0), (-2.0, 5.0), (14.99, 14.99), (3.0, 14.99), (15.01, 15.01)):
+        env.data.qpos[:] = qpos0
+        env.data.qpos[0] += dx
+        ts = task.advance(forward(env), ts, np)
+        assert float(ts["max_forward"]) == pytest.approx(expected, abs=1e-9)
+        assert bool(task.success(ts, 5, True, np)) is (expected >= 15.0 - 1e-12)
+    assert task.success_trace(ts) == {"max_forward": pytest.approx(15.01)}
+
+
+# -- Jump ----------------------------------------------------------------------------------
+def _pelvis_at(z):
+    return SimpleNamespace(pelvis_pos=np.array([0.0, 0.0, z]))
+
+
+def test_jump_hop_state_machine():
+    task = Jump()
+    ts = {"armed": np.bool_(False), "hops": np.int64(0)}
+    seq = [(0.90, False, 0), (0.99, False, 0), (0.94, False, 0),  # never above 1.00: no hop
+           (1.01, True, 0), (0.97, True, 0), (1.10, True, 0), (0.96, True, 0),  # above, not yet below 0.95
+           (0.94, False, 1), (0.93, False, 1), (0.999, False, 1), (0.90, False, 1),
+           (1.05, True, 1), (0.60, False, 2)]
+    for z, armed, hops in seq:
+        ts = task.advance(_pelvis_at(z), ts, np)
+        assert (bool(ts["armed"]), int(ts["hops"])) == (armed, hops), z
+    for _ in range(8):
+        assert not task.success(ts, 100, False, np)
+        ts = task.advance(_pelvis_at(1.02), ts, np)
+        ts = task.advance(_pelvis_at(0.9), ts, np)
+    assert int(ts["hops"]) == 10 and task.success(ts, 100, False, np)
+    assert task.success_trace(ts) == {"hops": 10, "armed": False}
+
+
+def test_jump_hop_counted_on_real_states(envs):
+    env = envs["Jump"]
+    task = env.task
+    env.reset(seed=0)
+    ts = dict(env.task_state)
+    z0 = env.sim.view().pelvis_pos[2]
+    for z in (1.05, 0.94):
+        env.data.qpos[2] += z - env.sim.view().pelvis_pos[2]
+        ts = task.advance(forward(env), ts, np)
+    assert int(ts["hops"]) == 1 and z0 < 0.95
+
+
+def test_jump_termination(envs):
+    env = envs["Jump"]
+    env.reset(seed=0)
+    env.data.qpos[2] -= env.sim.view().pelvis_pos[2] - 0.44
+    forward(env)
+    assert _term(env) == {"pelvis_too_low": True, "wide_split": False}
+    env.reset(seed=0)
+    v = _set_joints(env, {"hip_adduction_l": -0.35, "hip_adduction_r": -0.35})
+    assert v.d_xy_feet > 0.6
+    assert _term(env) == {"pelvis_too_low": False, "wide_split": True}
+    v = _set_joints(env, {"hip_adduction_l": -0.25, "hip_adduction_r": -0.25})
+    assert 0.4 < v.d_xy_feet < 0.6
+    assert _term(env) == {"pelvis_too_low": False, "wide_split": False}
+
+
+def test_jump_reward_terms(envs):
+    env = envs["Jump"]
+    task = env.task
+    env.reset(seed=0)
+    v = env.sim.view()
+    assert _terms(env)["flight_gradient"] < 0.05  # feet on the floor
+    assert _terms(env)["feet_separation"] == pytest.approx(v.d_xy_feet, rel=1e-12)
+    env.data.qpos[2] += 0.05
+    v = forward(env)
+    expected = 0.5 * np.sum(_clearance(v, task.flat_feet_m)) / 0.1
+    assert 0.45 < expected < 0.6
+    assert _terms(env)["flight_gradient"] == pytest.approx(expected, rel=1e-12)
+    env.data.qpos[2] += 0.2
+    forward(env)
+    assert _terms(env)["flight_gradient"] == 1.0
+    for vz, up in ((1.5, 1.5), (3.0, 2.0), (-1.0, 0.0)):
+        env.data.qvel[:] = 0.0
+        env.data.qvel[2] = vz
+        forward(env)
+        assert _terms(env)["upward_explosion"] == pytest.approx(up, abs=1e-9)
+    env.reset(seed=0)
+    _set_joints(env, {"knee_angle_l": 0.6, "knee_angle_r": 0.9, "hip_flexion_l": 0.3, "hip_flexion_r": 0.1})
+    assert _terms(env)["desync_penalty"] == pytest.approx(0.5, abs=1e-12)
+
+
+# -- Sidestep ------------------------------------------------------------------------------
+def test_sidestep_phase_clock(envs):
+    env = envs["Sidestep"]
+    task = env.task
+    obs, _ = env.reset(seed=0)
+    assert float(env.task_state["phase"]) == 0.0
+    np.testing.assert_allclose(obs[env.obs_layout["task/phase"]], [0.0, 1.0], atol=1e-7)
+    env.step(np.zeros(416, np.float32))
+    assert float(env.task_state["phase"]) == pytest.approx(0.025, abs=1e-12)
+    view = env.sim.view()
+    ts = dict(env.task_state)
+    ts["phase"] = np.float64(0.3)
+    for _ in range(40):  # 0.4 s period at 10 ms
+        ts = task.advance(view, ts, np)
+    assert float(ts["phase"]) == pytest.approx(0.3, abs=1e-9)
+    ts["phase"] = np.float64(0.99)
+    assert float(task.advance(view, ts, np)["phase"]) == pytest.approx(0.015, abs=1e-12)
+    np.testing.assert_allclose(task.reference_clearance(0.25, np), [0.08, 0.0], atol=1e-12)
+    np.testing.assert_allclose(task.reference_clearance(0.75, np), [0.0, 0.08], atol=1e-12)
+    np.testing.assert_allclose(task.reference_clearance(0.0, np), [0.0, 0.0], atol=1e-12)
+
+
+def test_sidestep_phase_sync(envs):
+    env = envs["Sidestep"]
+    task = env.task
+    env.reset(seed=0)
+    ts = dict(env.task_state)
+    v = env.sim.view()
+    c = _clearance(v, task.flat_feet_m)
+    ts["phase"] = np.float64(0.0)
+    assert _terms(env, ts)["phase_sync"] == pytest.approx(np.exp(-15 * np.sum(np.abs(c))), rel=1e-12)
+    # Both feet 8 cm up at phase 0.25: the left foot is where it should be, the right is 8 cm too high.
+    env.data.qpos[2] += 0.08
+    v = forward(env)
+    c = _clearance(v, task.flat_feet_m)
+    ts["phase"] = np.float64(0.25)
+    expected = np.exp(-15 * (abs(c[0] - 0.08) + abs(c[1])))
+    assert _terms(env, ts)["phase_sync"] == pytest.approx(expected, rel=1e-9)
+    assert expected == pytest.approx(np.exp(-15 * 0.08), rel=0.05)
+
+
+def test_sidestep_lateral_velocity_and_lock(envs):
+    env = envs["Sidestep"]
+    env.reset(seed=0)
+    for vy, lat in ((0.25, 0.5), (1.0, 1.0), (-0.5, -0.2), (-0.05, -0.1)):
+        env.data.qvel[:] = 0.0
+        env.data.qvel[1] = vy
+        forward(env)
+        assert _terms(env)["lateral_velocity"] == pytest.approx(lat, abs=1e-9)
+    env.reset(seed=0)
+    v = _set_joints(env, {"hip_adduction_l": -0.35, "hip_adduction_r": 0.0})
+    off = abs(v.pelvis_pos[1] - 0.5 * (v.foot_pos[0, 1] + v.foot_pos[1, 1]))
+    assert off > 0.05
+    terms = _terms(env)
+    assert terms["com_mid_feet_lock"] == pytest.approx(off, rel=1e-12)
+    assert terms["rubber_band_splits"] == pytest.approx(max(0.0, v.d_xy_feet - 0.3), rel=1e-12)
+    assert v.d_xy_feet > 0.3
+    obs = env.task.observation(v, env.task_state, np)
+    assert obs["delta_y_feet"][0] == pytest.approx(v.foot_pos[0, 1] - v.foot_pos[1, 1])
+
+
+def test_sidestep_termination(envs):
+    env = envs["Sidestep"]
+    env.reset(seed=0)
+    v = _set_joints(env, {"hip_adduction_l": -0.3, "hip_adduction_r": -0.3})
+    assert v.d_xy_feet > 0.5
+    assert _term(env) == {"pelvis_too_low": False, "split": True}
+    v = _set_joints(env, {"hip_adduction_l": -0.2, "hip_adduction_r": -0.2})
+    assert 0.3 < v.d_xy_feet < 0.5
+    assert _term(env) == {"pelvis_too_low": False, "split": False}
+    env.data.qpos[2] -= v.pelvis_pos[2] - 0.44
+    forward(env)
+    assert _term(env) == {"pelvis_too_low": True, "split": False}
+
+
+def test_sidestep_success_history(envs):
+    env = envs["Sidestep"]
+    task = env.task
+    env.reset(seed=0)
+    ts = dict(env.task_state)
+    qpos0 = env.data.qpos.copy()
+    for dy, expected in ((3.0, 3.0), (-4.0, 4.0), (0.0, 4.0), (8.99, 8.99), (-9.01, 9.01)):
+        env.data.qpos[:] = qpos0
+        env.data.qpos[1] += dy
+        ts = task.advance(forward(env), ts, np)
+        assert float(ts["max_lateral"]) == pytest.approx(expected, abs=1e-9)
+        assert bool(task.success(ts, 5, False, np)) is (expected >= 9.0 - 1e-12)
+    assert task.success_trace(ts) == {"max_lateral": pytest.approx(9.01)}
+
+
+@pytest.mark.parametrize("kwargs,match", [({"period_s": 0.0}, "period_s"), ({"target_speed_mps": -1.0}, "target_speed")])
+def test_sidestep_rejects_bad_config(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        Sidestep(**kwargs)
+
+
+def test_crawl_rejects_bad_speed():
+    with pytest.raises(ValueError, match="target_speed"):
+        Crawl(target_speed_mps=0.0)
