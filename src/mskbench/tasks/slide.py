@@ -1,0 +1,163 @@
+"""Slide (interaction): slide down an elevated, low-friction wave slope.
+
+Paper rows: Table VIII row 4 (rewards), Table XI row 4 (observations, init,
+termination), Table XII (success), Fig. 13(c).
+
+=============================  ================================================
+reward term (weight)           formula
+=============================  ================================================
+pitch_balance (2)              ``R_gate · exp(−5 θ_pitch²)``
+stand_tall (2)                 ``R_gate · exp(−10(0.95 − Δz_leg)²)``
+slope_forward_lean (20)        ``clip(−u_chest·ẑ / 0.3, 0, 1)``
+backward_lean_penalty (−100)   ``max(u_chest·ẑ, 0)``
+efficiency (−1)                ``mean(a²)`` (our weight)
+=============================  ================================================
+
+``u_chest`` is the thorax's forward (anterior) unit vector: ``−u_chest·ẑ > 0``
+when the chest leans forward (faces down the slope).
+
+The terrain ("elevated over wave terrain", :mod:`mskbench.tasks.terrain`): a
+piecewise-linear profile ``z(x)`` of 0.5 m thick slabs, 4 m wide
+(``|y| ≤ 2`` m): a flat start ``x ∈ [−2, 0.4]`` m at 4.46 m, then eleven
+2.5 m segments whose slopes change — −10°, −16°, −5°, +3°, −12°, −18°, −6°,
++3°, −10°, −14°, −4° (the "waves": steeper and gentler stretches and two
+short rises) — down to a flat run-out at 0.5 m that ends at ``x = 60`` m. The
+slabs' sliding friction is 0.08 (``priority`` makes it the contact's
+coefficient): the body slides on its feet rather than walks; on every
+descending stretch except the −4° and −5° ones gravity beats friction.
+
+Choices where the paper is open:
+
+* ``θ_pitch`` (rad): the thorax pitch, ``arcsin(u_chest·ẑ)``; positive when
+  the chest leans back, negative forward (the paper's Balance sign: its
+  forward-leaning target is −0.15 rad).
+* ``R_gate = I(z_pelvis − z_terrain(x_pelvis, y_pelvis) > 0.7 m)``: the
+  upright terms count only while the body is up on its feet.
+* Termination ``fell_backward`` ("backwards fall"): ``θ_pitch > 0.8`` rad;
+  ``split``: lateral foot separation ``|y_foot,L − y_foot,R| > 1.2`` m (Fig. 13c
+  speaks of the legs' lateral separation); and ours, ``pelvis_too_low``: the
+  pelvis less than 0.45 m above the terrain under it (a fall in any other
+  direction; without it a prone body sliding down would keep collecting the
+  forward-lean reward).
+* Observation ``n_slope``: the terrain's unit upward normal under the pelvis
+  (``(−dz/dx, 0, 1)/‖·‖``; ``ẑ`` off the terrain); phase period 1.1 s from 0.
+* Initial state: neutral standing pose on the flat start, pelvis at
+  ``x = 0`` (the first drop is 0.4 m ahead), root moving forward at 1.0 m/s
+  so that it glides onto the slope.
+
+Observation: phase ``(sin 2πφ, cos 2πφ)`` (2), ``n_slope`` (3).
+Success (Table XII): maximum forward pelvis displacement from the start
+``max(x_pelvis − x_pelvis,0) ≥ 18`` m. Horizon: 1,000 steps (10 s; the slope
+accelerates a glider to several m/s, so 18 m takes ~5 s).
+"""
+
+from __future__ import annotations
+
+import mujoco
+import numpy as np
+
+from mskbench.tasks.base import InitContext, InitialState, Task, advance_phase, efficiency, phase_clock
+from mskbench.tasks.terrain import SlopeProfile
+
+SEGMENT_SLOPES_DEG = (-10.0, -16.0, -5.0, 3.0, -12.0, -18.0, -6.0, 3.0, -10.0, -14.0, -4.0)
+SEGMENT_LENGTH_M = 2.5
+START_X_M = (-2.0, 0.4)
+RUNOUT_END_X_M = 60.0
+RUNOUT_Z_M = 0.5
+SLIDE_FRICTION = 0.08
+
+
+def wave_slope() -> SlopeProfile:
+    drops = SEGMENT_LENGTH_M * np.tan(np.radians(SEGMENT_SLOPES_DEG))
+    z_top = RUNOUT_Z_M - drops.sum()
+    xs = [START_X_M[0], START_X_M[1]]
+    zs = [z_top, z_top]
+    for d in drops:
+        xs.append(xs[-1] + SEGMENT_LENGTH_M)
+        zs.append(zs[-1] + d)
+    xs.append(RUNOUT_END_X_M)
+    zs.append(zs[-1])
+    return SlopeProfile("slide_slab", np.array(xs), np.array(zs), half_width=2.0, thickness=0.5,
+                        friction=SLIDE_FRICTION)
+
+
+class Slide(Task):
+    name = "Slide"
+    family = "interaction"
+    horizon = 1000
+    summary = "Slide down an elevated low-friction wave slope, leaning into the slope changes"
+    reward_weights = {
+        "pitch_balance": 2.0,
+        "stand_tall": 2.0,
+        "slope_forward_lean": 20.0,
+        "backward_lean_penalty": -100.0,
+        "efficiency": -1.0,
+    }
+    gate_height_m = 0.7
+    pitch_back_max_rad = 0.8
+    split_max_m = 1.2
+    pelvis_height_min_m = 0.45
+    success_distance_m = 18.0
+    initial_speed_mps = 1.0
+
+    def __init__(self, period_s: float = 1.1):
+        if period_s <= 0:
+            raise ValueError(f"period_s must be positive, got {period_s}")
+        self.period_s = float(period_s)
+        self.control_dt_s = 0.01
+        self.terrain = wave_slope()
+
+    def add_props(self, spec: mujoco.MjSpec) -> None:
+        self.terrain.add_to(spec)
+
+    def bind(self, ctx: InitContext) -> None:
+        self.control_dt_s = ctx.control_dt_s
+
+    def initial_state(self, ctx: InitContext, rng: np.random.Generator) -> InitialState:
+        base = ctx.default_qpos.copy()
+        base[2] += self.terrain.zs[0]  # start above the platform, then lower onto it
+        qpos = ctx.pose(base=base, root_xy=(0.0, 0.0), ground_geom=self.terrain.names[0])
+        qvel = np.zeros(ctx.model.nv)
+        qvel[0] = self.initial_speed_mps
+        x0 = ctx.forward(qpos).pelvis_pos[0]
+        ts = {"phase": np.float64(0.0), "x0": np.float64(x0), "max_dx": np.float64(0.0)}
+        return InitialState(qpos, qvel, ts)
+
+    def height_above_terrain(self, s, xp):
+        p = s.pelvis_pos
+        return p[2] - self.terrain.height(p[0], p[1], xp)
+
+    def advance(self, s, ts, xp):
+        return {
+            "phase": advance_phase(ts["phase"], self.control_dt_s, self.period_s),
+            "x0": ts["x0"],
+            "max_dx": xp.maximum(ts["max_dx"], s.pelvis_pos[0] - ts["x0"]),
+        }
+
+    def observation(self, s, ts, xp):
+        p = s.pelvis_pos
+        return {"phase": phase_clock(ts["phase"], xp), "n_slope": self.terrain.normal(p[0], p[1], xp)}
+
+    def reward_terms(self, s, ts, xp):
+        gate = xp.where(self.height_above_terrain(s, xp) > self.gate_height_m, 1.0, 0.0)
+        up = s.u_chest[2]
+        return {
+            "pitch_balance": gate * xp.exp(-5.0 * s.chest_pitch ** 2),
+            "stand_tall": gate * xp.exp(-10.0 * (0.95 - s.dz_leg) ** 2),
+            "slope_forward_lean": xp.clip(-up / 0.3, 0.0, 1.0),
+            "backward_lean_penalty": xp.maximum(up, 0.0),
+            "efficiency": efficiency(s, xp),
+        }
+
+    def termination(self, s, ts, xp):
+        return {
+            "fell_backward": s.chest_pitch > self.pitch_back_max_rad,
+            "split": xp.abs(s.d_feet[1]) > self.split_max_m,
+            "pelvis_too_low": self.height_above_terrain(s, xp) < self.pelvis_height_min_m,
+        }
+
+    def success(self, ts, steps, terminated, xp):
+        return ts["max_dx"] >= self.success_distance_m
+
+    def success_trace(self, ts):
+        return {"max_forward_displacement": float(ts["max_dx"])}

@@ -1,0 +1,184 @@
+"""Stairs (interaction): climb a staircase ahead, using a look-ahead terrain radar.
+
+Paper rows: Table VIII row 1 (rewards), Table XI row 1 (observations, init,
+termination), Table XII (success), Fig. 13(d).
+
+=============================  ================================================
+reward term (weight)           formula
+=============================  ================================================
+fwd_trajectory (50)            ``clip(v_x,CoM, −0.2, 2.0)``
+upward_trajectory (30)         ``clip(v_z,CoM, −0.5, 3.0)``
+vertical_stable (20)           ``exp(−5(0.98 − u_torso·ẑ)²)``
+lateral_stable (20)            ``exp(−5 y_pelvis²)``
+anticipatory_lift (40)         ``I(radar) · max(ż_swing, 0)``
+efficiency (−1)                ``mean(a²)`` (our weight)
+=============================  ================================================
+
+The staircase (static boxes, :mod:`mskbench.tasks.terrain`): 8 steps of
+0.15 m rise and 0.30 m run, the first riser at ``x = 0.6`` m, then a 4 m top
+landing at 1.20 m; 3 m wide (``|y| ≤ 1.5`` m); floor friction.
+
+Radar ``z_terrain`` ∈ R⁹: the terrain height at 9 points ahead of the pelvis,
+at 0, 0.15, …, 1.20 m along the pelvis heading (horizontal projection of
+``u_fwd``), each *relative to the pelvis height* (``z_terrain(p_i) − z_pelvis``;
+the first point is the ground under the pelvis), computed analytically from
+the staircase's boxes.
+
+Choices where the paper is open:
+
+* ``I(radar)``: a step ahead within the radar range, i.e. some radar point
+  ``i ≥ 1`` is more than 0.05 m above the terrain under the pelvis.
+* Swing foot: the foot carrying less load (heel + toe touch sensors); when
+  both carry the same (both in the air) the one rising faster.
+  ``ż_swing`` is the vertical velocity of its calcaneus origin.
+* Phase clock: stride period 1.1 s (Walk's), ``φ`` advancing with time from
+  the initial reference phase; observed as ``(sin 2πφ, cos 2πφ)``.
+* Termination ``pelvis_too_low``: the pelvis less than 0.75 m above the terrain,
+  measured from the *lowest* terrain under the pelvis and either foot (an
+  absolute 0.75 m would end the episode on the landing at 1.2 m; the ground
+  under the pelvis alone is one rise too high while stepping up).
+  ``lateral_drift``: ``|y_pelvis| > 1.0`` m (the staircase is 1.5 m to either
+  side).
+* Initial state ("walk posture, initial fwd vel"): Walk's synthetic reference
+  pose at a uniformly drawn phase, its joint velocities, root moving forward
+  at 0.8 m/s, pelvis at ``x = 0``, on the floor.
+
+Observation: phase ``(sin 2πφ, cos 2πφ)`` (2), radar ``z_terrain`` (9).
+Success (Table XII): maximum pelvis height over the episode ≥ 1.6 m (absolute;
+the landing puts a standing pelvis at ~2.1 m, the fifth step at ~1.7 m).
+Horizon: 1,000 steps (the paper gives none).
+"""
+
+from __future__ import annotations
+
+import mujoco
+import numpy as np
+
+from mskbench.tasks.base import InitContext, InitialState, Task, advance_phase, efficiency, phase_clock
+from mskbench.tasks.terrain import BoxTerrain
+from mskbench.tasks.walk_reference import WalkReference
+
+
+def staircase(n_steps: int = 8, rise_m: float = 0.15, run_m: float = 0.30, first_riser_x_m: float = 0.6,
+              landing_m: float = 4.0, half_width_m: float = 1.5) -> BoxTerrain:
+    """Solid steps standing on the floor, then a top landing."""
+    rows = []
+    for k in range(n_steps):
+        x0 = first_riser_x_m + k * run_m
+        rows.append((x0, x0 + run_m, -half_width_m, half_width_m, 0.0, (k + 1) * rise_m))
+    x0 = first_riser_x_m + n_steps * run_m
+    rows.append((x0, x0 + landing_m, -half_width_m, half_width_m, 0.0, n_steps * rise_m))
+    return BoxTerrain.from_extents("stairs_step", rows)
+
+
+class Stairs(Task):
+    name = "Stairs"
+    family = "interaction"
+    horizon = 1000
+    summary = "Climb a staircase using a look-ahead terrain radar"
+    reward_weights = {
+        "fwd_trajectory": 50.0,
+        "upward_trajectory": 30.0,
+        "vertical_stable": 20.0,
+        "lateral_stable": 20.0,
+        "anticipatory_lift": 40.0,
+        "efficiency": -1.0,
+    }
+    pelvis_height_min_m = 0.75
+    lateral_drift_max_m = 1.0
+    success_pelvis_height_m = 1.6
+    radar_spacing_m = 0.15
+    n_radar = 9
+    step_detect_m = 0.05
+    initial_speed_mps = 0.8
+
+    def __init__(self, period_s: float = 1.1):
+        if period_s <= 0:
+            raise ValueError(f"period_s must be positive, got {period_s}")
+        self.period_s = float(period_s)
+        self.control_dt_s = 0.01
+        self.terrain = staircase()
+        self.radar_offsets = self.radar_spacing_m * np.arange(self.n_radar)
+        self.reference: WalkReference | None = None
+
+    def add_props(self, spec: mujoco.MjSpec) -> None:
+        self.terrain.add_to(spec)
+
+    def bind(self, ctx: InitContext) -> None:
+        self.control_dt_s = ctx.control_dt_s
+        self.reference = WalkReference.build(ctx.model, ctx.handles, ctx.default_qpos,
+                                             period_s=self.period_s, speed_mps=self.initial_speed_mps)
+
+    def initial_state(self, ctx: InitContext, rng: np.random.Generator) -> InitialState:
+        if self.reference is None:
+            raise RuntimeError("Stairs task is not bound to a model; call bind() first")
+        phase = float(rng.uniform(0.0, 1.0))
+        base = ctx.default_qpos.copy()
+        base[ctx.handles.joint_qpos] = self.reference.q_ref(phase)
+        qpos = ctx.pose(base=base)
+        qvel = np.zeros(ctx.model.nv)
+        qvel[ctx.handles.joint_dof] = self.reference.qdot_ref(phase)
+        qvel[0] = self.initial_speed_mps
+        pelvis_z = ctx.forward(qpos).pelvis_pos[2]
+        ts = {"phase": np.float64(phase), "max_pelvis_z": np.float64(pelvis_z)}
+        return InitialState(qpos, qvel, ts)
+
+    # -- terrain sensing ---------------------------------------------------------------
+    def radar_heights(self, s, xp):
+        """Absolute terrain heights at the 9 radar points (9,)."""
+        p = s.pelvis_pos
+        h = s.u_fwd[:2]
+        h = h / (xp.linalg.norm(h) + 1e-9)
+        x = p[0] + self.radar_offsets * h[0]
+        y = p[1] + self.radar_offsets * h[1]
+        return self.terrain.height(x, y, xp)
+
+    def step_ahead(self, s, xp):
+        """``I(radar)``: a step more than 5 cm above the ground under the pelvis within the radar range."""
+        z = self.radar_heights(s, xp)
+        return xp.max(z[1:]) - z[0] > self.step_detect_m
+
+    def swing_zdot(self, s, xp):
+        load_l = s.touch[0] + s.touch[1]
+        load_r = s.touch[2] + s.touch[3]
+        zl, zr = s.vel("foot_l")[2], s.vel("foot_r")[2]
+        return xp.where(load_l < load_r, zl, xp.where(load_r < load_l, zr, xp.maximum(zl, zr)))
+
+    def ground_below(self, s, xp):
+        """Lowest terrain height under the pelvis and the feet (m)."""
+        pts = xp.stack([s.pelvis_pos, s.pos("foot_l"), s.pos("foot_r")])
+        return xp.min(self.terrain.height(pts[:, 0], pts[:, 1], xp))
+
+    # -- step-time -------------------------------------------------------------------------
+    def advance(self, s, ts, xp):
+        return {
+            "phase": advance_phase(ts["phase"], self.control_dt_s, self.period_s),
+            "max_pelvis_z": xp.maximum(ts["max_pelvis_z"], s.pelvis_pos[2]),
+        }
+
+    def observation(self, s, ts, xp):
+        return {"phase": phase_clock(ts["phase"], xp),
+                "radar": self.radar_heights(s, xp) - s.pelvis_pos[2]}
+
+    def reward_terms(self, s, ts, xp):
+        v = s.com_vel
+        return {
+            "fwd_trajectory": xp.clip(v[0], -0.2, 2.0),
+            "upward_trajectory": xp.clip(v[2], -0.5, 3.0),
+            "vertical_stable": xp.exp(-5.0 * (0.98 - s.u_torso[2]) ** 2),
+            "lateral_stable": xp.exp(-5.0 * s.pelvis_pos[1] ** 2),
+            "anticipatory_lift": xp.where(self.step_ahead(s, xp), 1.0, 0.0) * xp.maximum(self.swing_zdot(s, xp), 0.0),
+            "efficiency": efficiency(s, xp),
+        }
+
+    def termination(self, s, ts, xp):
+        return {
+            "pelvis_too_low": s.pelvis_pos[2] - self.ground_below(s, xp) < self.pelvis_height_min_m,
+            "lateral_drift": xp.abs(s.pelvis_pos[1]) > self.lateral_drift_max_m,
+        }
+
+    def success(self, ts, steps, terminated, xp):
+        return ts["max_pelvis_z"] >= self.success_pelvis_height_m
+
+    def success_trace(self, ts):
+        return {"max_pelvis_z": float(ts["max_pelvis_z"])}
