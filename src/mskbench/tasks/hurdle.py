@@ -1,0 +1,154 @@
+"""Hurdle (interaction): run down a straight track and clear five hurdles.
+
+Paper rows: Table VIII row 2 (rewards), Table XI row 2 (observations, init,
+termination), Table XII (success), Fig. 13f.
+
+==========================  ===================================================
+reward term (weight)        formula
+==========================  ===================================================
+forward_velocity (300)      ``clip(v_x,CoM, −0.1, 4.0)``
+clearance (100)             ``I(max(z_foot,L, z_foot,R) > h_target)``
+sparse_clear_bonus (3000)   ``I(Δx < 0 ∧ |y_pelvis| < 0.5 m)``, paid once per
+                            hurdle: on the step the pelvis passes it
+crane_hopping (−150)        ``clip((|z_foot,L − z_foot,R| − 0.2)/0.5, 0, 1)``
+efficiency (−1)             ``mean(a²)`` (our weight)
+==========================  ===================================================
+
+``Δx = x_hurdle − x_pelvis`` for the next hurdle not yet passed; ``z_foot`` are
+the heel (calcaneus) origin heights; ``h_target`` is the hurdle height.
+
+Observation: gait phase ``(sin 2πφ, cos 2πφ)`` (2); nearest hurdle
+``Δh = (Δx, h)`` (2): forward distance from the pelvis to the next hurdle not
+yet passed (after the last one: to the last one, negative) and its height.
+Initial state: standing (neutral pose) on the floor at rest, facing +x, a
+random distance before the first hurdle. Termination: ``z_pelvis < 0.55`` m
+(``pelvis_too_low``) or ``|yaw| > 1.0`` rad (``heavy_yaw``). Success: the number
+of cleared hurdles reaches the total (five). Horizon: 1,000 steps.
+
+Choices where the paper is open:
+
+* Track: five static hurdles across the track at ``x = 1.0, 2.5, 4.0, 5.5,
+  7.0`` m, centred on ``y = 0``, each a horizontal capsule ("log") of radius
+  0.075 m lying on the floor along y, 2 m long between its cap centres: a
+  solid barrier ``h = 0.15`` m tall with nothing to slip under. They collide
+  with the body (a foot can strike one) but not with each other or the
+  floor. ``h_target = h = 0.15`` m. Capsules rather than thin boxes: MJX's
+  pure-JAX backend has no collision between the body's ellipsoid geoms and
+  boxes.
+* "Scan dynamic hurdles": the geometry is fixed in the model; per episode the
+  start position is drawn from ``rng``: root ``x ∈ [−0.5, 0]`` m, so the
+  distance to the first hurdle (and the gait phase at which each is met)
+  varies. The nearest-hurdle observation is the "scan".
+* A hurdle counts as *passed* on the first step the pelvis is beyond its
+  plane (``Δx < 0``); it is *cleared* if at that step ``|y_pelvis| < 0.5`` m
+  (over the board, not around its end). A passed hurdle never counts again,
+  so going around one makes the episode unsuccessful.
+* The phase clock is a free-running 1.0 s gait clock starting at 0 (the paper
+  lists a phase without a period).
+* ``heavy_yaw``: the pelvis heading leaves ``±1.0`` rad (57°) of the track
+  direction.
+* Horizon 1,000 steps (the paper gives none): the last hurdle is 7–7.5 m away.
+"""
+
+from __future__ import annotations
+
+import mujoco
+import numpy as np
+
+from mskbench.tasks.base import InitContext, InitialState, Task, advance_phase, efficiency, phase_clock
+
+
+class Hurdle(Task):
+    name = "Hurdle"
+    family = "interaction"
+    horizon = 1000
+    summary = "Run down a track and clear five hurdles"
+    reward_weights = {
+        "forward_velocity": 300.0,
+        "clearance": 100.0,
+        "sparse_clear_bonus": 3000.0,
+        "crane_hopping": -150.0,
+        "efficiency": -1.0,
+    }
+    hurdle_x = np.array([1.0, 2.5, 4.0, 5.5, 7.0])
+    hurdle_height_m = 0.15
+    hurdle_width_m = 2.0
+    lateral_limit_m = 0.5
+    pelvis_min_m = 0.55
+    yaw_max_rad = 1.0
+    start_x_range = (-0.5, 0.0)
+
+    def __init__(self, period_s: float = 1.0):
+        if period_s <= 0:
+            raise ValueError(f"period_s must be positive, got {period_s}")
+        self.period_s = float(period_s)
+        self.control_dt_s = 0.01
+
+    @property
+    def n_hurdles(self) -> int:
+        return len(self.hurdle_x)
+
+    def add_props(self, spec: mujoco.MjSpec) -> None:
+        r = self.hurdle_height_m / 2
+        along_y = [np.cos(np.pi / 4), np.sin(np.pi / 4), 0.0, 0.0]  # capsule axis z -> world -y
+        for k, x in enumerate(self.hurdle_x):
+            spec.worldbody.add_geom(
+                name=f"hurdle_{k}", type=mujoco.mjtGeom.mjGEOM_CAPSULE, size=[r, self.hurdle_width_m / 2, 0],
+                pos=[float(x), 0.0, r], quat=along_y, rgba=[0.9, 0.9, 0.9, 1.0], contype=0, conaffinity=1)
+
+    def bind(self, ctx: InitContext) -> None:
+        self.control_dt_s = ctx.control_dt_s
+
+    def initial_state(self, ctx: InitContext, rng: np.random.Generator) -> InitialState:
+        x0 = float(rng.uniform(*self.start_x_range))
+        qpos = ctx.pose(root_xy=(x0, 0.0))
+        ts = {
+            "phase": np.float64(0.0),
+            "passed": np.int64(0),
+            "cleared": np.int64(0),
+            "clear": np.bool_(False),
+        }
+        return InitialState(qpos, np.zeros(ctx.model.nv), ts)
+
+    def _delta_x(self, s, passed, xp):
+        idx = xp.minimum(passed, self.n_hurdles - 1)
+        return xp.asarray(self.hurdle_x)[idx] - s.pelvis_pos[0]
+
+    def advance(self, s, ts, xp):
+        passing = xp.logical_and(ts["passed"] < self.n_hurdles, self._delta_x(s, ts["passed"], xp) < 0.0)
+        clear = xp.logical_and(passing, xp.abs(s.pelvis_pos[1]) < self.lateral_limit_m)
+        return {
+            "phase": advance_phase(ts["phase"], self.control_dt_s, self.period_s),
+            "passed": ts["passed"] + xp.where(passing, 1, 0),
+            "cleared": ts["cleared"] + xp.where(clear, 1, 0),
+            "clear": clear,
+        }
+
+    def observation(self, s, ts, xp):
+        dx = self._delta_x(s, ts["passed"], xp)
+        return {
+            "phase": phase_clock(ts["phase"], xp),
+            "hurdle": xp.stack([dx, xp.asarray(self.hurdle_height_m) + 0.0 * dx]),
+        }
+
+    def reward_terms(self, s, ts, xp):
+        z = s.foot_heights
+        return {
+            "forward_velocity": xp.clip(s.com_vel[0], -0.1, 4.0),
+            "clearance": xp.where(xp.max(z) > self.hurdle_height_m, 1.0, 0.0),
+            "sparse_clear_bonus": xp.where(ts["clear"], 1.0, 0.0),
+            "crane_hopping": xp.clip((xp.abs(z[0] - z[1]) - 0.2) / 0.5, 0.0, 1.0),
+            "efficiency": efficiency(s, xp),
+        }
+
+    def termination(self, s, ts, xp):
+        return {
+            "pelvis_too_low": s.pelvis_pos[2] < self.pelvis_min_m,
+            "heavy_yaw": xp.abs(s.yaw) > self.yaw_max_rad,
+        }
+
+    def success(self, ts, steps, terminated, xp):
+        return ts["cleared"] >= self.n_hurdles
+
+    def success_trace(self, ts):
+        return {"cleared": int(ts["cleared"]), "passed": int(ts["passed"])}

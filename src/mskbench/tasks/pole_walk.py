@@ -1,0 +1,175 @@
+"""PoleWalk (interaction): walk forward through a field of vertical poles, guided by a radar.
+
+Paper rows: Table VIII row 10 (rewards), Table XI row 10 (observations, init,
+termination), Table XII (success), Fig. 13j.
+
+==========================  ===================================================
+reward term (weight)        formula
+==========================  ===================================================
+target_feet_phases (400)    ``exp(−10(Δx_foot − 0.25 sin 2πφ)²)``
+dynamic_radar_gap (800)     path ahead blocked (``z_radar,centre < 1.0`` m):
+                            ``clip(2 v_y,CoM, 0, 1)`` if the gap is to the
+                            left, ``clip(−2 v_y,CoM, 0, 1)`` if to the right;
+                            path ahead clear: ``clip(v_x,CoM, 0, 1)``
+fatal_collision (−1500)     ``I_fatal_contact``: head/torso touches a pole
+efficiency (−1)             ``mean(a²)`` (our weight)
+==========================  ===================================================
+
+``Δx_foot = x_foot,L − x_foot,R`` (heel origins): the "±" of the paper's
+``Δx_foot ± 0.25 sin φ`` is read as the left foot leading in the first half of
+the gait cycle and the right foot in the second.
+
+Radar ``z_radar ∈ R⁷``: seven horizontal rays from the pelvis (xy), fanned at
+−45°, −30°, …, +45° about the course direction +x (right to left, index 3
+straight ahead; yaw-stabilised: they do not turn with the body); each reads
+the distance at which a disc of radius 0.2 m (the body's half-width) moving
+along the ray would touch a pole, i.e. the distance to the first pole
+inflated by 0.2 m, capped at 3 m (0 when already inside an inflated pole).
+The gap is to the left when the ray 15° to the left of the centre reads at
+least as far as the ray 15° to the right (the side with more room next to
+the blocked centre ray).
+
+Observation: gait phase ``(sin 2πφ, cos 2πφ)`` (2), radar ``z_radar`` (7).
+Initial state: neutral standing pose, root at ``x = 0``, ``y ~ U(−0.3, 0.3)``
+m, lifted so the pelvis is at 1.05 m (feet ~10 cm above the floor: a short
+drop onto the feet), at rest. Termination: fatal upper-body collision
+(``fatal_collision``). Success: maximum forward pelvis displacement from the
+start ≥ 1.6 m. Horizon: 1,000 steps.
+
+Choices where the paper is open:
+
+* Pole field: 14 static vertical capsules (radius 0.05 m, 2.5 m tall) in four
+  staggered rows at ``x = 0.8, 1.4, 2.0, 2.6`` m; rows 1 and 3 at
+  ``y = −1.2, 0, 1.2`` m, rows 2 and 4 at ``y = ±0.6, ±1.8`` m (``POLES``).
+  Neighbouring poles of adjacent rows are 0.85 m apart. They collide with the
+  body. Success (1.6 m) needs the first two rows passed. Between the pole
+  lines (every 0.6 m in y) run straight lanes 0.5 m wide: a body that has
+  stepped sideways into one can walk straight on.
+* Fatal contact is geometric: the origin of the head, thorax or torso body
+  within 0.17 m (pole radius + 0.12 m) of a pole axis, horizontally.
+* "Elevated 1.05 m" is read as the pelvis height at reset; "high core gain"
+  is a training-side detail of the paper's setup and is left out.
+* Gait clock period 1.0 s, phase 0 at reset (both feet level: ``Δx_foot ≈ 0``).
+* Only the paper's termination (a fall without a pole contact runs on to the
+  horizon).
+"""
+
+from __future__ import annotations
+
+import mujoco
+import numpy as np
+
+from mskbench.tasks.base import InitContext, InitialState, Task, advance_phase, efficiency, phase_clock
+from mskbench.tasks.obstacles import (UPPER_BODY_ROLES, body_points, fan_directions, horizontal_distances,
+                                      ray_circle_distances)
+
+
+def _pole_field() -> np.ndarray:
+    rows = []
+    for k, x in enumerate((0.8, 1.4, 2.0, 2.6)):
+        ys = (-1.2, 0.0, 1.2) if k % 2 == 0 else (-1.8, -0.6, 0.6, 1.8)
+        rows.extend((x, y) for y in ys)
+    return np.array(rows)
+
+
+#: Pole axes (x, y), m.
+POLES = _pole_field()
+
+
+class PoleWalk(Task):
+    name = "PoleWalk"
+    family = "interaction"
+    horizon = 1000
+    summary = "Walk forward through a field of poles, guided by a 7-ray radar"
+    reward_weights = {
+        "target_feet_phases": 400.0,
+        "dynamic_radar_gap": 800.0,
+        "fatal_collision": -1500.0,
+        "efficiency": -1.0,
+    }
+    pole_radius_m = 0.05
+    pole_height_m = 2.5
+    fatal_distance_m = 0.17
+    radar_half_angle_rad = np.pi / 4
+    n_rays = 7
+    radar_range_m = 3.0
+    radar_body_radius_m = 0.2
+    blocked_m = 1.0
+    foot_amplitude_m = 0.25
+    pelvis_start_m = 1.05
+    start_y_range = (-0.3, 0.3)
+    success_distance_m = 1.6
+
+    def __init__(self, period_s: float = 1.0):
+        if period_s <= 0:
+            raise ValueError(f"period_s must be positive, got {period_s}")
+        self.period_s = float(period_s)
+        self.control_dt_s = 0.01
+        self.ray_dirs = fan_directions(self.radar_half_angle_rad, self.n_rays)
+
+    def add_props(self, spec: mujoco.MjSpec) -> None:
+        half = self.pole_height_m / 2
+        for k, (x, y) in enumerate(POLES):
+            spec.worldbody.add_geom(name=f"pole_walk_pole_{k}", type=mujoco.mjtGeom.mjGEOM_CAPSULE,
+                                    size=[self.pole_radius_m, half - self.pole_radius_m, 0],
+                                    pos=[float(x), float(y), half], rgba=[0.3, 0.3, 0.8, 1.0],
+                                    contype=0, conaffinity=1)
+
+    def bind(self, ctx: InitContext) -> None:
+        self.control_dt_s = ctx.control_dt_s
+
+    def initial_state(self, ctx: InitContext, rng: np.random.Generator) -> InitialState:
+        y0 = float(rng.uniform(*self.start_y_range))
+        qpos = ctx.pose(root_xy=(0.0, y0))
+        pelvis = ctx.forward(qpos).pelvis_pos
+        qpos[2] += self.pelvis_start_m - pelvis[2]
+        ts = {
+            "phase": np.float64(0.0),
+            "x0": np.float64(pelvis[0]),
+            "max_dx": np.float64(0.0),
+        }
+        return InitialState(qpos, np.zeros(ctx.model.nv), ts)
+
+    def radar(self, s, xp):
+        """``z_radar`` (7,): distance to the first pole along each ray, m (see module doc)."""
+        radius = self.pole_radius_m + self.radar_body_radius_m
+        return ray_circle_distances(s.pelvis_pos[:2], self.ray_dirs, POLES, radius, self.radar_range_m, xp)
+
+    def fatal_contact(self, s, xp):
+        d = horizontal_distances(body_points(s, UPPER_BODY_ROLES, xp), POLES, xp)
+        return xp.min(d) < self.fatal_distance_m
+
+    def advance(self, s, ts, xp):
+        return {
+            "phase": advance_phase(ts["phase"], self.control_dt_s, self.period_s),
+            "x0": ts["x0"],
+            "max_dx": xp.maximum(ts["max_dx"], s.pelvis_pos[0] - ts["x0"]),
+        }
+
+    def observation(self, s, ts, xp):
+        return {"phase": phase_clock(ts["phase"], xp), "radar": self.radar(s, xp)}
+
+    def reward_terms(self, s, ts, xp):
+        z = self.radar(s, xp)
+        centre = self.n_rays // 2
+        gap_left = z[centre + 1] >= z[centre - 1]
+        v = s.com_vel
+        sideways = xp.where(gap_left, xp.clip(2.0 * v[1], 0.0, 1.0), xp.clip(-2.0 * v[1], 0.0, 1.0))
+        gap = xp.where(z[centre] < self.blocked_m, sideways, xp.clip(v[0], 0.0, 1.0))
+        dx_foot = s.foot_pos[0, 0] - s.foot_pos[1, 0]
+        target = self.foot_amplitude_m * xp.sin(2.0 * np.pi * ts["phase"])
+        return {
+            "target_feet_phases": xp.exp(-10.0 * (dx_foot - target) ** 2),
+            "dynamic_radar_gap": gap,
+            "fatal_collision": xp.where(self.fatal_contact(s, xp), 1.0, 0.0),
+            "efficiency": efficiency(s, xp),
+        }
+
+    def termination(self, s, ts, xp):
+        return {"fatal_collision": self.fatal_contact(s, xp)}
+
+    def success(self, ts, steps, terminated, xp):
+        return ts["max_dx"] >= self.success_distance_m
+
+    def success_trace(self, ts):
+        return {"max_dx": float(ts["max_dx"])}
