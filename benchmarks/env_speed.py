@@ -79,14 +79,14 @@ def bench(task: str, steps: int, seed: int, repeats: int) -> dict:
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--task", default="all", help="task id or 'all' (Stand, Walk, Reach)")
+    p.add_argument("--task", default="all", help="task id, comma-separated ids, or 'all' (every registered task)")
     p.add_argument("--steps", type=int, default=2000)
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--seed", type=int, default=0)
     args = p.parse_args()
     from mskbench.tasks import REGISTRY, resolve_name
 
-    tasks = list(REGISTRY) if args.task == "all" else [resolve_name(args.task)]
+    tasks = list(REGISTRY) if args.task == "all" else [resolve_name(t.strip()) for t in args.task.split(",")]
     print(json.dumps({"machine": platform.processor() or platform.machine(), "mujoco": mujoco.__version__}))
     for t in tasks:
         print(json.dumps(bench(t, args.steps, args.seed, args.repeats)))

@@ -15,8 +15,10 @@ the parent never initialises JAX, so a child gets the whole GPU):
 5. ``mouse_warp``: mouse imitation (issue 5) env and PPO steps/s at 4,096
    worlds on MuJoCo Warp (``benchmarks/mouse_train_speed.py``); with
    ``--mouse-clips DIR`` also the training time to a replay error < 1 mm;
-6. ``env_jax``: as 2 with ``impl="jax"`` (pure-JAX MJX; slower, smaller sizes);
-7. ``env_warp_graph``: as 2 at the largest size with Warp's other CUDA graph
+6. ``env_warp_suite``: as 2 at one size (1,024) for each of the other
+   registered tasks' scenes, in registry order, while its time lasts;
+7. ``env_jax``: as 2 with ``impl="jax"`` (pure-JAX MJX; slower, smaller sizes);
+8. ``env_warp_graph``: as 2 at the largest size with Warp's other CUDA graph
    modes (``MSKBENCH_WARP_GRAPH_MODE``; 2 used the default, ``WARP_STAGED``).
 
 Compile time is reported apart from run time: a jitted rollout is lowered
@@ -90,18 +92,19 @@ def stage_env(p: dict) -> None:
 
     deadline, steps = p["deadline"], p["steps"]
     est = 0.0
-    runs = [(mode, n) for mode in p.get("graph_modes") or [None] for n in p["sizes"]]
-    for i, (mode, n) in enumerate(runs):
+    runs = [(task, mode, n) for task in p.get("tasks") or [p["task"]]
+            for mode in p.get("graph_modes") or [None] for n in p["sizes"]]
+    for i, (task, mode, n) in enumerate(runs):
         left = deadline - time.time()
         if i and est > left:
-            emit("env", impl=p["impl"], num_envs=n, graph_mode=mode,
+            emit("env", task=task, impl=p["impl"], num_envs=n, graph_mode=mode,
                  skipped=f"time budget: ~{est:.0f} s needed, {left:.0f} s left")
             continue
         if mode is not None:  # read by mskbench.sim.mjwarp.WarpPhysics
             os.environ["MSKBENCH_WARP_GRAPH_MODE"] = mode
-        say(f"env {p['task']} impl={p['impl']} num_envs={n}: building")
+        say(f"env {task} impl={p['impl']} num_envs={n}: building")
         t0 = time.perf_counter()
-        env = TaskJaxEnv(p["task"], n, impl=p["impl"])
+        env = TaskJaxEnv(task, n, impl=p["impl"])
         build_s = time.perf_counter() - t0
         t0 = time.perf_counter()
         state = jax.block_until_ready(env.reset(jax.random.PRNGKey(0)))
@@ -127,7 +130,7 @@ def stage_env(p: dict) -> None:
         state, done = jax.block_until_ready(compiled(state, jax.random.PRNGKey(3)))
         run_s = time.perf_counter() - t0
         sps = steps * n / run_s
-        row = {"impl": p["impl"], "graph_mode": getattr(env.physics, "graph_mode", None), "num_envs": n,
+        row = {"task": task, "impl": p["impl"], "graph_mode": getattr(env.physics, "graph_mode", None), "num_envs": n,
                "steps": steps, "build_s": build_s, "reset_s": reset_s,
                "compile_s": compile_s, "warmup_s": warmup_s, "run_s": run_s, "env_steps_per_s": sps,
                "physics_steps_per_s": sps * env.physics.frame_skip, "episodes_ended": int(done),
@@ -136,7 +139,7 @@ def stage_env(p: dict) -> None:
         emit("env", **row)
         say(f"env impl={p['impl']} num_envs={n}: {sps:,.0f} env steps/s (compile {compile_s:.1f} s)")
         # The next run: about the same compile, a run time that grows with the worlds.
-        nxt = runs[i + 1][1] if i + 1 < len(runs) else n
+        nxt = runs[i + 1][2] if i + 1 < len(runs) else n
         est = 1.3 * (build_s + reset_s + compile_s + (warmup_s + run_s) * nxt / n) + 10.0
         del env, state, compiled
         jax.clear_caches()
@@ -269,6 +272,12 @@ def plan(args) -> list[dict]:
         episodes, batches = 50, 2
         mouse = {"num_envs": 4096, "hidden": 512, "iterations": 3}
     mouse["clips"] = args.mouse_clips
+    from mskbench import TASK_IDS
+
+    suite = [t for t in TASK_IDS if t != task]
+    suite_size = 2 if args.dry_run else 1024
+    if args.dry_run:  # two scenes with props of their own: the plumbing, not the speed
+        suite = [t for t in ("Catch", "OpenDoor") if t in suite]
     if args.sizes:
         env_sizes = [int(s) for s in args.sizes.split(",")]
     # name, stage, params, share of the remaining budget it may use at most, minimum seconds to start it
@@ -281,6 +290,10 @@ def plan(args) -> list[dict]:
                                                      "batches": batches}, "share": 0.6, "min_s": 30},
         {"name": "mouse_warp", "stage": "mouse", "p": {"impl": warp if warp != "cpu" else "jax", **mouse},
          "share": 0.5, "min_s": 45},
+        # Every other task's scene (props, terrain, constraints) at one size, while time lasts.
+        {"name": "env_warp_suite", "stage": "env",
+         "p": {"task": task, "tasks": suite, "impl": warp, "sizes": [suite_size], "steps": steps},
+         "share": 0.6, "min_s": 45},
         {"name": "env_jax", "stage": "env", "p": {"task": task, "impl": jax_impl, "sizes": jax_sizes,
                                                   "steps": steps}, "share": 0.7, "min_s": 30},
         # Warp's other CUDA graph modes (env_warp used the default, WARP_STAGED); GPU only.

@@ -11,6 +11,8 @@ import sys
 import pytest
 from click.testing import CliRunner
 
+import mskbench
+
 from mskbench.cli import main
 
 
@@ -18,9 +20,10 @@ def test_tasks_json_lists_every_task_with_sizes():
     result = CliRunner().invoke(main, ["tasks", "--json"])
     assert result.exit_code == 0, result.output
     rows = {r["task"]: r for r in json.loads(result.output)}
-    assert set(rows) == {"Stand", "Walk", "Reach"}
+    assert list(rows) == list(mskbench.TASK_IDS) and len(rows) == 22
     assert rows["Stand"]["obs_size"] == 1928 and rows["Walk"]["obs_size"] == 2046
-    assert rows["Reach"]["obs_size"] == 1927
+    assert rows["Reach"]["obs_size"] == 1927 and rows["Balance"]["obs_size"] == 1935
+    assert rows["Catch"]["horizon"] == 200 and rows["StepStones"]["family"] == "interaction"
     assert all(r["action_size"] == 416 for r in rows.values())
     assert rows["Walk"]["family"] == "locomotion" and rows["Stand"]["horizon"] == 1000
 

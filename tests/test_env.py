@@ -14,14 +14,42 @@ from mskbench.tasks import REGISTRY, Stand, make_task, resolve_name, task_names
 
 TASKS = mskbench.TASK_IDS
 
-OBS_SIZES = {"Stand": 1928, "Walk": 2046, "Reach": 1927}
-BASE_SIZES = {"qpos": 127, "qvel": 128, "com_vel": 3, "muscle_length": 416,
-              "muscle_velocity": 416, "muscle_force": 416, "muscle_activation": 416}
+#: The documented task observation blocks (docs/tasks.md) and the totals they give with the 1,922 base.
 TASK_BLOCKS = {
     "Stand": {"task/torso_quat": 4, "task/feet_height": 2},
+    "Powerlift": {"task/p_bar": 3, "task/delta_p_bar": 1, "task/tilt": 1},
+    "SingleLegStand": {"task/torso_quat": 4, "task/feet_height": 2, "task/com_height": 1},
+    "Sit": {"task/delta_p_chair": 3},
+    "Balance": {"task/board_pos": 3, "task/board_quat": 4, "task/com_minus_board": 3, "task/ball_minus_board": 3},
+    "Squat": {"task/phase": 2, "task/z_target": 1},
     "Walk": {"task/phase": 2, "task/delta_q": 122},
+    "Crawl": {"task/torso_quat": 4, "task/feet_height": 2},
+    "Run": {"task/torso_angle": 2, "task/feet_height": 2},
+    "Jump": {"task/torso_angle": 2, "task/d_xy_feet": 1},
+    "WalkTurn": {"task/target_delta": 2, "task/target_id": 1, "task/facing": 2},
+    "Sidestep": {"task/phase": 2, "task/delta_y_feet": 1},
+    "Stairs": {"task/phase": 2, "task/radar": 9},
+    "Hurdle": {"task/phase": 2, "task/hurdle": 2},
+    "StepStones": {"task/phase": 2, "task/stones_dp": 9},
+    "Slide": {"task/phase": 2, "task/n_slope": 3},
+    "OpenDoor": {"task/delta_p_handle": 3, "task/door": 2, "task/delta_p_target": 2},
     "Reach": {"task/phase": 2, "task/delta_p_reach": 3},
+    "WalkAndSit": {"task/delta_p_chair": 3, "task/seated": 1},
+    "ChinUp": {"task/phase": 1, "task/delta_z_chin": 1},
+    "Catch": {"task/cube_pos": 3, "task/cube_vel": 3, "task/d_catch": 1},
+    "PoleWalk": {"task/phase": 2, "task/radar": 7},
 }
+OBS_SIZES = {"Stand": 1928, "Powerlift": 1927, "SingleLegStand": 1929, "Sit": 1925, "Balance": 1935, "Squat": 1925,
+             "Walk": 2046, "Crawl": 1928, "Run": 1926, "Jump": 1925, "WalkTurn": 1927, "Sidestep": 1925,
+             "Stairs": 1933, "Hurdle": 1926, "StepStones": 1933, "Slide": 1927, "OpenDoor": 1929, "Reach": 1927,
+             "WalkAndSit": 1926, "ChinUp": 1924, "Catch": 1929, "PoleWalk": 1931}
+BASE_SIZES = {"qpos": 127, "qvel": 128, "com_vel": 3, "muscle_length": 416,
+              "muscle_velocity": 416, "muscle_force": 416, "muscle_activation": 416}
+
+
+def test_documented_sizes_add_up():
+    for task, blocks in TASK_BLOCKS.items():
+        assert sum(BASE_SIZES.values()) + sum(blocks.values()) == OBS_SIZES[task], task
 
 
 # -- spaces and layout ---------------------------------------------------------------
@@ -68,7 +96,9 @@ def test_observation_blocks_hold_the_state(task_env):
 def test_task_ids_match_registry():
     assert list(mskbench.TASK_IDS) == list(REGISTRY)
     assert task_names() == list(REGISTRY)
-    assert task_names("locomotion") == ["Walk"]
+    assert task_names("locomotion") == ["Walk", "Crawl", "Run", "Jump", "WalkTurn", "Sidestep"]
+    assert len(task_names("stabilization")) == 6 and len(task_names("interaction")) == 10
+    assert len(REGISTRY) == 22
     assert resolve_name("stand") == "Stand" and resolve_name("REACH") == "Reach"
     assert make_task("walk").name == "Walk"
     with pytest.raises(ValueError, match="valid families"):

@@ -156,6 +156,14 @@ def test_bad_configuration_is_a_clear_error():
         env.reset_to([0, 1], gain_range=0.1)
 
 
+@pytest.mark.filterwarnings("ignore:MJX follows MuJoCo 3.x")
+def test_a_scene_mjx_cannot_collide_names_the_backends_that_can():
+    """Catch's cube is a box and the body has ellipsoids: MJX in pure JAX has no such collision."""
+    pytest.importorskip("mujoco.mjx")
+    with pytest.raises(ValueError, match=r"impl='jax'.*ELLIPSOID.*BOX.*impl='warp'"):
+        make("Catch", num_envs=1, impl="jax", init_bank=1, check_memory=False)
+
+
 def test_gain_perturbation_uses_the_cpu_env_gains():
     """``reset_to`` gives each world the gains the CPU env draws for that seed."""
     from mskbench.envs.perturbations import Perturbation

@@ -11,7 +11,11 @@ __version__ = "0.1.0"
 
 #: Task ids registered with Gymnasium (kept in sync with ``mskbench.tasks.REGISTRY``;
 #: ``tests/test_env.py`` checks that).
-TASK_IDS = ("Stand", "Walk", "Reach")
+TASK_IDS = (
+    "Stand", "Powerlift", "SingleLegStand", "Sit", "Balance", "Squat",
+    "Walk", "Crawl", "Run", "Jump", "WalkTurn", "Sidestep",
+    "Stairs", "Hurdle", "StepStones", "Slide", "OpenDoor", "Reach", "WalkAndSit", "ChinUp", "Catch", "PoleWalk",
+)
 
 
 def _register() -> None:

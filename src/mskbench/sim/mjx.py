@@ -59,7 +59,11 @@ class MjxPhysics:
         warn_if_skewed(model)
         self.model = model
         self.frame_skip = int(frame_skip)
-        self.mx = mjx.put_model(model, impl="jax")
+        try:
+            self.mx = mjx.put_model(model, impl="jax")
+        except NotImplementedError as exc:  # e.g. the body's ellipsoids against a task's boxes
+            raise ValueError(f"MJX's pure-JAX backend (impl='jax') cannot simulate this scene: {exc} "
+                             "Use impl='warp' (MuJoCo Warp) or the CPU backend.") from exc
         self.data0 = mjx.make_data(self.mx, impl="jax")
         muscle_ids = np.asarray(muscle_ids)
         self._mus = jnp.asarray(muscle_ids)

@@ -3,12 +3,38 @@
 from __future__ import annotations
 
 from mskbench.tasks.base import FAMILIES, InitContext, InitialState, Task
+from mskbench.tasks.balance import Balance
+from mskbench.tasks.catch import Catch
+from mskbench.tasks.chin_up import ChinUp
+from mskbench.tasks.crawl import Crawl
+from mskbench.tasks.hurdle import Hurdle
+from mskbench.tasks.jump import Jump
+from mskbench.tasks.open_door import OpenDoor
+from mskbench.tasks.pole_walk import PoleWalk
+from mskbench.tasks.powerlift import Powerlift
 from mskbench.tasks.reach import Reach
+from mskbench.tasks.run import Run
+from mskbench.tasks.sidestep import Sidestep
+from mskbench.tasks.single_leg_stand import SingleLegStand
+from mskbench.tasks.sit import Sit
+from mskbench.tasks.slide import Slide
+from mskbench.tasks.squat import Squat
+from mskbench.tasks.stairs import Stairs
 from mskbench.tasks.stand import Stand
+from mskbench.tasks.step_stones import StepStones
 from mskbench.tasks.walk import Walk
+from mskbench.tasks.walk_and_sit import WalkAndSit
+from mskbench.tasks.walk_turn import WalkTurn
+from mskbench.tasks.catalog import PAPER_TASKS
 
-#: Task id -> class. Ids are the paper's task names in CamelCase.
-REGISTRY: dict[str, type[Task]] = {cls.name: cls for cls in (Stand, Walk, Reach)}
+#: Task id -> class, in the paper's order (Tables VI–VIII). Ids are the paper's task names in CamelCase.
+REGISTRY: dict[str, type[Task]] = {cls.name: cls for cls in (
+    Stand, Powerlift, SingleLegStand, Sit, Balance, Squat,  # stabilization
+    Walk, Crawl, Run, Jump, WalkTurn, Sidestep,  # locomotion
+    Stairs, Hurdle, StepStones, Slide, OpenDoor, Reach, WalkAndSit, ChinUp, Catch, PoleWalk,  # interaction
+)}
+if list(REGISTRY) != list(PAPER_TASKS) or any(REGISTRY[k].family != f for k, f in PAPER_TASKS.items()):
+    raise ImportError("the task registry disagrees with the paper's catalog (mskbench.tasks.catalog)")
 
 
 def task_names(family: str | None = None) -> list[str]:
@@ -32,5 +58,5 @@ def make_task(name: str, **kwargs) -> Task:
     return REGISTRY[resolve_name(name)](**kwargs)
 
 
-__all__ = ["FAMILIES", "REGISTRY", "InitContext", "InitialState", "Task", "make_task",
-           "resolve_name", "task_names"]
+__all__ = ["FAMILIES", "REGISTRY", "InitContext", "InitialState", "Task", "make_task", "resolve_name",
+           "task_names", *REGISTRY]

@@ -1,9 +1,9 @@
 """The 22 task ids of the MSK-Bench suite and their families (paper Tables VI–VIII).
 
-This is a list of names, not implementations: it lets results for tasks that
-are not implemented here yet (published numbers, other codebases) be read,
-validated and grouped by family. ``mskbench.tasks.REGISTRY`` holds the tasks
-that can be run.
+A list of names that needs no simulator: results (published numbers, other
+codebases) are read, validated and grouped by family against it.
+``mskbench.tasks.REGISTRY`` holds the runnable tasks, in this order (checked
+at import).
 """
 
 from __future__ import annotations
