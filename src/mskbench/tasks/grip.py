@@ -3,7 +3,15 @@
 A hand "holds" a bar through a MuJoCo ``connect`` equality constraint between
 two sites: one at the origin of the hand body (``thirdmc_l`` / ``thirdmc_r``,
 the third metacarpal) and one on the bar's axis at ``y = ±half_width`` in the
-bar's frame. Site-to-site constraints pin the two points together whatever the
+bar's frame. The hand's site is attached to the nearest ancestor of the
+metacarpal that has joints of its own (the lunate, which carries the wrist
+joints; the metacarpal and capitate are welded to it), at the metacarpal's
+origin: the same point, but on the body that moves. With the site on the welded
+metacarpal, MuJoCo C 4.0 and MuJoCo Warp's sparse-Jacobian path disagreed
+(ChinUp joint velocities by 1.5e-2 rad/s after one 1 ms step, 0.17 relative
+after five control steps); with the site on the lunate they agree to float32
+rounding, as they do on a two-link test model whose answer does not depend on
+where the site is attached (``benchmarks/warp_scene_parity.py``). Site-to-site constraints pin the two points together whatever the
 model's ``qpos0`` is (a body-to-body ``connect`` would take its second anchor
 from ``qpos0``, where the arms hang at the sides), and the CPU, MJX and MuJoCo
 Warp backends all support them. A ``connect`` is a ball joint: the hand may
@@ -19,6 +27,8 @@ body (the hold is the constraint, not friction).
 
 from __future__ import annotations
 
+import functools
+
 import mujoco
 import numpy as np
 
@@ -29,15 +39,33 @@ HOLD_SOLREF = (0.01, 1.0)
 HOLD_SOLIMP = (0.95, 0.99, 0.001, 0.5, 2.0)
 
 
+@functools.lru_cache(maxsize=None)
+def hand_anchor(hand: str) -> tuple[str, tuple[float, float, float]]:
+    """The nearest ancestor of ``hand`` with joints, and ``hand``'s origin in that body's frame (m)."""
+    from mskbench.body.myofullbody import build_model
+
+    model = build_model(memory_bytes=1024 * 1024)
+    b = model.body(hand).id
+    weld = int(model.body_weldid[b])
+    pos = np.zeros(3)
+    while b != weld:  # a point in b's frame, expressed in its parent's
+        rotated = np.zeros(3)
+        mujoco.mju_rotVecQuat(rotated, pos, model.body_quat[b])
+        pos = model.body_pos[b] + rotated
+        b = int(model.body_parentid[b])
+    return model.body(weld).name, tuple(float(x) for x in pos)
+
+
 def add_grip(spec: mujoco.MjSpec, prefix: str, bar, half_width_m: float) -> None:
     """Pin both hands to ``bar`` (an ``MjsBody``) at ``y = ±half_width_m`` of its frame.
 
-    Adds sites ``{prefix}_hand_l/r`` (hand body origins), ``{prefix}_grip_l/r``
-    (on the bar) and the equalities ``{prefix}_hold_l/r``.
+    Adds sites ``{prefix}_hand_l/r`` (at the hand bodies' origins, attached as
+    :func:`hand_anchor` says), ``{prefix}_grip_l/r`` (on the bar) and the
+    equalities ``{prefix}_hold_l/r``.
     """
     for side, hand, y in (("l", HAND_BODIES[0], half_width_m), ("r", HAND_BODIES[1], -half_width_m)):
-        spec.body(hand).add_site(name=f"{prefix}_hand_{side}", pos=[0.0, 0.0, 0.0], size=[0.01, 0, 0],
-                                 group=4)
+        body, pos = hand_anchor(hand)
+        spec.body(body).add_site(name=f"{prefix}_hand_{side}", pos=list(pos), size=[0.01, 0, 0], group=4)
         bar.add_site(name=f"{prefix}_grip_{side}", pos=[0.0, y, 0.0], size=[0.01, 0, 0], group=4)
         spec.add_equality(name=f"{prefix}_hold_{side}", type=mujoco.mjtEq.mjEQ_CONNECT,
                           objtype=mujoco.mjtObj.mjOBJ_SITE,
