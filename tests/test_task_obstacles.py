@@ -447,12 +447,15 @@ def test_pole_walk_fatal_collision(pole_walk_env):
     for dy, fatal in ((0.16, True), (0.18, False), (-0.16, True), (0.0, True)):
         env.data.qpos[0:2] = (0.8 - chest_dx, dy)
         view = forward(env)
-        assert task.termination(view, ts, np) == {"fatal_collision": fatal}
+        assert task.termination(view, ts, np) == {"fatal_collision": fatal, "pelvis_too_low": False}
         assert task.reward_terms(view, ts, np)["fatal_collision"] == float(fatal)
-    # A fallen body far from the poles is not terminated (the paper's only condition).
+    # A body fallen far from the poles ends the episode too (our addition), but not as a collision.
     env.reset(seed=0)
-    env.data.qpos[2] = 0.3
-    assert task.termination(forward(env), ts, np) == {"fatal_collision": False}
+    pelvis_z = float(env.sim.view().pelvis_pos[2])
+    for z, low in ((0.49, True), (0.51, False)):
+        env.data.qpos[2] += z - pelvis_z
+        pelvis_z = z
+        assert task.termination(forward(env), ts, np) == {"fatal_collision": False, "pelvis_too_low": low}
 
 
 def test_pole_walk_feet_phase(pole_walk_env):

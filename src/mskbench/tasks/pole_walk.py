@@ -33,7 +33,7 @@ Observation: gait phase ``(sin 2πφ, cos 2πφ)`` (2), radar ``z_radar`` (7).
 Initial state: neutral standing pose, root at ``x = 0``, ``y ~ U(−0.3, 0.3)``
 m, lifted so the pelvis is at 1.05 m (feet ~10 cm above the floor: a short
 drop onto the feet), at rest. Termination: fatal upper-body collision
-(``fatal_collision``). Success: maximum forward pelvis displacement from the
+(``fatal_collision``) or a fall (``pelvis_too_low``, see below). Success: maximum forward pelvis displacement from the
 start ≥ 1.6 m. Horizon: 1,000 steps.
 
 Choices where the paper is open:
@@ -50,8 +50,10 @@ Choices where the paper is open:
 * "Elevated 1.05 m" is read as the pelvis height at reset; "high core gain"
   is a training-side detail of the paper's setup and is left out.
 * Gait clock period 1.0 s, phase 0 at reset (both feet level: ``Δx_foot ≈ 0``).
-* Only the paper's termination (a fall without a pole contact runs on to the
-  horizon).
+* A fall ends the episode too (``pelvis_too_low``: pelvis below 0.5 m), our
+  addition to the paper's one condition: without it a body lying between the
+  poles ran to the horizon collecting the feet-phase and radar-gap rewards
+  (a random policy: ~310 per step, more than a walker).
 """
 
 from __future__ import annotations
@@ -97,6 +99,7 @@ class PoleWalk(Task):
     blocked_m = 1.0
     foot_amplitude_m = 0.25
     pelvis_start_m = 1.05
+    pelvis_min_m = 0.5
     start_y_range = (-0.3, 0.3)
     success_distance_m = 1.6
 
@@ -166,7 +169,8 @@ class PoleWalk(Task):
         }
 
     def termination(self, s, ts, xp):
-        return {"fatal_collision": self.fatal_contact(s, xp)}
+        return {"fatal_collision": self.fatal_contact(s, xp),
+                "pelvis_too_low": s.pelvis_pos[2] < self.pelvis_min_m}
 
     def success(self, ts, steps, terminated, xp):
         return ts["max_dx"] >= self.success_distance_m
