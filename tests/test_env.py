@@ -134,6 +134,19 @@ def test_unknown_task_lists_valid_names():
         assert name in msg
 
 
+def test_task_options_are_checked_and_listed():
+    from mskbench.tasks import task_options
+
+    assert task_options("Sidestep") == {"target_speed_mps": 0.5, "period_s": 0.4}
+    assert make_task("sidestep", target_speed_mps=0.8).target_speed_mps == 0.8
+    with pytest.raises(ValueError, match=r"Sidestep has no option 'speed'.*target_speed_mps=0.5, period_s=0.4"):
+        make_task("Sidestep", speed=1.0)
+    with pytest.raises(ValueError, match="Stand has no option 'x'; its options \\(defaults\\): none"):
+        MSKEnv("Stand", task_kwargs={"x": 1})
+    with pytest.raises(ValueError, match="period_s must be positive"):
+        make_task("Walk", period_s=0.0)
+
+
 def test_unknown_reward_weight_raises():
     with pytest.raises(ValueError, match="bogus_term"):
         MSKEnv("Stand", reward_weights={"bogus_term": 1.0})

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import inspect
+
 from mskbench.tasks.base import FAMILIES, InitContext, InitialState, Task
 from mskbench.tasks.balance import Balance
 from mskbench.tasks.catch import Catch
@@ -53,10 +55,26 @@ def resolve_name(name: str) -> str:
     raise ValueError(f"unknown task {name!r}; valid tasks: {', '.join(REGISTRY)}")
 
 
+def task_options(name: str) -> dict[str, object]:
+    """A task's configuration options (keyword arguments of its class) and their defaults."""
+    cls = REGISTRY[resolve_name(name)]
+    params = list(inspect.signature(cls.__init__).parameters.values())[1:]
+    return {p.name: p.default for p in params if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)}
+
+
 def make_task(name: str, **kwargs) -> Task:
-    """Instantiate a task by id (case-insensitive) with optional config kwargs."""
-    return REGISTRY[resolve_name(name)](**kwargs)
+    """Instantiate a task by id (case-insensitive) with optional config kwargs.
+
+    An unknown option is a ``ValueError`` that lists the task's options.
+    """
+    key = resolve_name(name)
+    options = task_options(key)
+    unknown = sorted(set(kwargs) - set(options))
+    if unknown:
+        valid = ", ".join(f"{k}={v!r}" for k, v in options.items()) or "none"
+        raise ValueError(f"{key} has no option {', '.join(map(repr, unknown))}; its options (defaults): {valid}")
+    return REGISTRY[key](**kwargs)
 
 
 __all__ = ["FAMILIES", "REGISTRY", "InitContext", "InitialState", "Task", "make_task", "resolve_name",
-           "task_names", *REGISTRY]
+           "task_names", "task_options", *REGISTRY]

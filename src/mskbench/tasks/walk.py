@@ -53,6 +53,9 @@ class Walk(Task):
     def __init__(self, target_speed_mps: float = 1.2, period_s: float = 1.1):
         if period_s <= 0:
             raise ValueError(f"period_s must be positive, got {period_s}")
+        if target_speed_mps <= 0:
+            raise ValueError(f"target_speed_mps must be positive (the reference gait walks forward), "
+                             f"got {target_speed_mps}")
         self.target_speed_mps = float(target_speed_mps)
         self.period_s = float(period_s)
         self.control_dt_s = 0.01
