@@ -156,3 +156,14 @@ def check_contract(env: MSKEnv) -> None:
         assert not bool(task.success(env.task_state, 0, False, np)), f"{task.name}: success at reset"
         for k, v in env.task_state.items():
             assert isinstance(v, (np.ndarray, np.generic)), f"{task.name}: task state {k!r} is {type(v)}"
+
+
+def check_zero_action_rollout(env: MSKEnv, steps: int = 50) -> None:
+    """Half excitation (action 0) from seed 0 for ``steps`` steps: finite, never physics-unstable."""
+    env.reset(seed=0)
+    for _ in range(steps):
+        obs, reward, terminated, truncated, info = env.step(np.zeros(416, np.float32))
+        assert np.isfinite(obs).all() and np.isfinite(reward), f"{env.task.name}: non-finite step"
+        assert info["termination"] != "physics_unstable", f"{env.task.name}: physics unstable"
+        if terminated or truncated:
+            break

@@ -47,6 +47,18 @@ BASE_SIZES = {"qpos": 127, "qvel": 128, "com_vel": 3, "muscle_length": 416,
               "muscle_velocity": 416, "muscle_force": 416, "muscle_activation": 416}
 
 
+#: Horizons (control steps): Table XII's where it names one (Powerlift 900, Walk-and-sit 500, Catch 200),
+#: otherwise our choices in docs/tasks.md.
+HORIZONS = {**dict.fromkeys(TASK_BLOCKS, 1000), "Powerlift": 900, "Balance": 500, "Sidestep": 2000,
+            "WalkAndSit": 500, "Catch": 200}
+
+
+def test_horizons_and_efficiency_weight(shared_envs):
+    for task, cls in REGISTRY.items():
+        assert cls.horizon == HORIZONS[task], task
+        assert cls.reward_weights["efficiency"] == -1.0, task
+
+
 def test_documented_sizes_add_up():
     for task, blocks in TASK_BLOCKS.items():
         assert sum(BASE_SIZES.values()) + sum(blocks.values()) == OBS_SIZES[task], task

@@ -48,19 +48,6 @@ def _seated_qpos(env, lift_m=0.0, xy=None):
 # -- contract -------------------------------------------------------------------------------------
 
 
-def test_observation_sizes(envs):
-    sizes = {name: {k: s.stop - s.start for k, s in env.obs_layout.items() if k.startswith("task/")}
-             for name, env in envs.items()}
-    assert sizes == {
-        "Sit": {"task/delta_p_chair": 3},
-        "WalkAndSit": {"task/delta_p_chair": 3, "task/seated": 1},
-        "OpenDoor": {"task/delta_p_handle": 3, "task/door": 2, "task/delta_p_target": 2},
-    }
-    assert envs["Sit"].observation_space.shape == (1925,)
-    assert envs["WalkAndSit"].observation_space.shape == (1926,)
-    assert envs["OpenDoor"].observation_space.shape == (1929,)
-
-
 # -- chair -----------------------------------------------------------------------------------------
 def test_seat_target_is_the_seated_pelvis(envs):
     env = envs["Sit"]
