@@ -21,6 +21,10 @@ the parent never initialises JAX, so a child gets the whole GPU):
 8. ``env_warp_graph``: as 2 at the largest size with Warp's other CUDA graph
    modes (``MSKBENCH_WARP_GRAPH_MODE``; 2 used the default, ``WARP_STAGED``).
 
+The summary ends with a projection of one method's full robustness sweep
+(22 tasks x 15 settings x 50 episodes) from the measured env rows
+(``sweep_projection``; policy inference not included).
+
 Compile time is reported apart from run time: a jitted rollout is lowered
 and compiled ahead of time (``compile_s``), run once to warm up
 (``warmup_s``) and then timed (``run_s``), each ended with
@@ -304,6 +308,38 @@ def plan(args) -> list[dict]:
     ]
 
 
+#: One method's full robustness sweep (issue 4's target: < 1 hour on one H200): per task,
+#: 3 perturbation types x 5 scales x 50 episodes.
+SWEEP_EPISODES_PER_TASK = 15 * 50
+
+
+def sweep_projection(stages: dict) -> dict:
+    """Projected wall time of a full sweep from the measured env rows (env_warp, env_warp_suite).
+
+    Per measured task, the sweep's 750 episodes run as batches of the measured
+    size, each a full horizon of steps (episodes that end early are auto-reset
+    and keep the batch busy, so this is an upper bound on stepping), plus the
+    measured build and compile time once. Tasks without a measurement are listed.
+    """
+    import math
+
+    from mskbench.tasks import REGISTRY
+
+    rows = {}
+    for name in ("env_warp", "env_warp_suite"):
+        for r in stages.get(name, {}).get("sizes", []):
+            if r.get("env_steps_per_s") and r.get("task") and r["task"] not in rows:
+                rows[r["task"]] = r
+    per_task = {}
+    for task, r in rows.items():
+        batches = math.ceil(SWEEP_EPISODES_PER_TASK / r["num_envs"])
+        steps = batches * REGISTRY[task].horizon * r["num_envs"]
+        per_task[task] = r["build_s"] + r["compile_s"] + steps / r["env_steps_per_s"]
+    return {"episodes_per_task": SWEEP_EPISODES_PER_TASK, "seconds_per_task": per_task,
+            "measured_tasks": len(per_task), "total_s_measured": sum(per_task.values()),
+            "unmeasured": [t for t in REGISTRY if t not in per_task]}
+
+
 def gpu_name() -> str | None:
     if shutil.which("nvidia-smi") is None:
         return None
@@ -393,6 +429,7 @@ def main() -> None:
                 entry["problem"] = problem
             summary["stages"][name] = entry
             say(f"{name}: done in {entry['wall_s']:.0f} s" + (f" ({problem})" if problem else ""))
+    summary["sweep_projection"] = sweep_projection(summary["stages"])
     summary["total_s"] = time.time() - start
     text = json.dumps(summary, indent=2)
     print("GPU_CHECK_SUMMARY " + json.dumps(summary))
