@@ -8,6 +8,7 @@ configuration (``MSKEnv(MyTask(option=...))``).
 from __future__ import annotations
 
 import re
+import sys
 from types import SimpleNamespace
 
 import mujoco
@@ -140,7 +141,7 @@ def check_contract(env: MSKEnv) -> None:
     * task-state entries keep their shape, dtype kind and are arrays/scalars.
     """
     task = env.task
-    doc = type(task).__module__ and __import__(type(task).__module__, fromlist=["_"]).__doc__ or ""
+    doc = sys.modules[type(task).__module__].__doc__ or ""
     for term in task.reward_weights:
         assert re.search(rf"\b{re.escape(term)}\b", doc), f"{task.name}: reward term {term!r} not in the module docstring"
     assert task.horizon >= 1

@@ -53,7 +53,7 @@ HORIZONS = {**dict.fromkeys(TASK_BLOCKS, 1000), "Powerlift": 900, "Balance": 500
             "WalkAndSit": 500, "Catch": 200}
 
 
-def test_horizons_and_efficiency_weight(shared_envs):
+def test_horizons_and_efficiency_weight():
     for task, cls in REGISTRY.items():
         assert cls.horizon == HORIZONS[task], task
         assert cls.reward_weights["efficiency"] == -1.0, task

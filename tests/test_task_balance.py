@@ -7,7 +7,6 @@ import numpy as np
 import pytest
 from contract import forward, moving_state, rotate_root, ts_copy
 
-from mskbench.envs import MSKEnv
 from mskbench.tasks.balance import Balance, pitch_quat
 from mskbench.tasks.catch import Catch
 from mskbench.tasks.single_leg_stand import SingleLegStand
@@ -15,25 +14,19 @@ from mskbench.tasks.single_leg_stand import SingleLegStand
 ZERO = np.zeros(416, np.float32)
 
 
-@pytest.fixture(scope="module")
-def sls_env():
-    env = MSKEnv(SingleLegStand())
-    yield env
-    env.close()
+@pytest.fixture
+def sls_env(shared_envs):
+    return shared_envs("SingleLegStand")
 
 
-@pytest.fixture(scope="module")
-def balance_env():
-    env = MSKEnv(Balance())
-    yield env
-    env.close()
+@pytest.fixture
+def balance_env(shared_envs):
+    return shared_envs("Balance")
 
 
-@pytest.fixture(scope="module")
-def catch_env():
-    env = MSKEnv(Catch())
-    yield env
-    env.close()
+@pytest.fixture
+def catch_env(shared_envs):
+    return shared_envs("Catch")
 
 
 def _prop_contacts(env, prop_geoms):

@@ -16,12 +16,10 @@ SEATED = {"hip_flexion_l": 1.5, "hip_flexion_r": 1.5, "knee_angle_l": 1.6, "knee
 KNEELING = {"knee_angle_l": 1.6, "knee_angle_r": 1.6, "ankle_angle_l": -0.69, "ankle_angle_r": -0.69}
 
 
-@pytest.fixture(scope="module")
-def envs():
-    made = {"Sit": MSKEnv(Sit()), "WalkAndSit": MSKEnv(WalkAndSit()), "OpenDoor": MSKEnv(OpenDoor())}
-    yield made
-    for env in made.values():
-        env.close()
+@pytest.fixture
+def envs(shared_envs):
+    """The session's shared envs of these tasks (tests reset them and restore what they change)."""
+    return {name: shared_envs(name) for name in ("Sit", "WalkAndSit", "OpenDoor")}
 
 
 def _view(env, qpos, qvel=None):

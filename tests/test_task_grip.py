@@ -8,19 +8,16 @@ import numpy as np
 import pytest
 from contract import forward
 
-from mskbench.envs import MSKEnv
 from mskbench.tasks.chin_up import ChinUp
 from mskbench.tasks.grip import grip_residual_m
 from mskbench.tasks.powerlift import Powerlift
 from mskbench.tasks.squat import Squat, squat_pose
 
 
-@pytest.fixture(scope="module")
-def envs():
-    made = {cls.__name__: MSKEnv(cls()) for cls in (Powerlift, Squat, ChinUp)}
-    yield made
-    for env in made.values():
-        env.close()
+@pytest.fixture
+def envs(shared_envs):
+    """The session's shared envs of these tasks (tests reset them and restore what they change)."""
+    return {name: shared_envs(name) for name in ("Powerlift", "Squat", "ChinUp")}
 
 
 @pytest.fixture

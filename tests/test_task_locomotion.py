@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 from contract import forward, rotate_root
 
-from mskbench.envs import MSKEnv
 from mskbench.tasks.crawl import Crawl
 from mskbench.tasks.gait import foot_clearance, torso_angle
 from mskbench.tasks.jump import Jump
@@ -20,12 +19,10 @@ TASKS = {"Crawl": Crawl, "Run": Run, "Jump": Jump, "Sidestep": Sidestep}
 MODEL_OWN_OVERLAP = {"humerus_r_coll", "humerus_l_coll"}
 
 
-@pytest.fixture(scope="module")
-def envs():
-    made = {name: MSKEnv(cls()) for name, cls in TASKS.items()}
-    yield made
-    for env in made.values():
-        env.close()
+@pytest.fixture
+def envs(shared_envs):
+    """The session's shared envs of these tasks (tests reset them and restore what they change)."""
+    return {name: shared_envs(name) for name in TASKS}
 
 
 def _set_joints(env, joints):

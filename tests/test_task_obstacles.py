@@ -7,7 +7,6 @@ import numpy as np
 import pytest
 from contract import forward, rotate_root, ts_copy
 
-from mskbench.envs import MSKEnv
 from mskbench.tasks.hurdle import Hurdle
 from mskbench.tasks.obstacles import fan_directions, ray_circle_distances
 from mskbench.tasks.pole_walk import POLES, PoleWalk
@@ -16,12 +15,10 @@ from mskbench.tasks.walk_turn import OBSTACLES, WalkTurn
 TASKS = {"Hurdle": Hurdle, "WalkTurn": WalkTurn, "PoleWalk": PoleWalk}
 
 
-@pytest.fixture(scope="module")
-def envs():
-    made = {name: MSKEnv(cls()) for name, cls in TASKS.items()}
-    yield made
-    for env in made.values():
-        env.close()
+@pytest.fixture
+def envs(shared_envs):
+    """The session's shared envs of these tasks (tests reset them and restore what they change)."""
+    return {name: shared_envs(name) for name in TASKS}
 
 
 @pytest.fixture

@@ -14,7 +14,6 @@ import numpy as np
 import pytest
 from contract import forward, rotate_root, ts_copy
 
-from mskbench.envs import MSKEnv
 from mskbench.tasks.slide import SLIDE_FRICTION, Slide
 from mskbench.tasks.stairs import Stairs
 from mskbench.tasks.step_stones import TOP_Z_M, StepStones
@@ -23,12 +22,10 @@ from mskbench.tasks.terrain import BoxTerrain, SlopeProfile
 TASKS = {"Stairs": Stairs, "StepStones": StepStones, "Slide": Slide}
 
 
-@pytest.fixture(scope="module")
-def envs():
-    made = {name: MSKEnv(cls()) for name, cls in TASKS.items()}
-    yield made
-    for env in made.values():
-        env.close()
+@pytest.fixture
+def envs(shared_envs):
+    """The session's shared envs of these tasks (tests reset them and restore what they change)."""
+    return {name: shared_envs(name) for name in TASKS}
 
 
 def _place(env, seed=0, dx=0.0, dy=0.0, pelvis_z=None):
