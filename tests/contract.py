@@ -14,6 +14,7 @@ from types import SimpleNamespace
 import mujoco
 import numpy as np
 
+from mskbench.body.myofullbody import rotate_root as body_rotate_root
 from mskbench.envs import MSKEnv
 from mskbench.envs.observation import flatten, observation_blocks
 from mskbench.sim.state import StateView
@@ -45,12 +46,8 @@ def forward(env: MSKEnv):
 
 
 def rotate_root(env: MSKEnv, angle: float, axis=(1.0, 0.0, 0.0)) -> None:
-    """Rotate the root by ``angle`` (rad) about a world axis (pre-multiplied quaternion), in place."""
-    axis = np.asarray(axis, float) / np.linalg.norm(axis)
-    q = np.concatenate([[np.cos(angle / 2)], np.sin(angle / 2) * axis])
-    out = np.zeros(4)
-    mujoco.mju_mulQuat(out, q, env.data.qpos[3:7].copy())
-    env.data.qpos[3:7] = out
+    """Rotate the root of ``env.data`` by ``angle`` (rad) about a world axis, in place."""
+    env.data.qpos[:] = body_rotate_root(env.data.qpos, angle, axis)
 
 
 def ts_copy(ts: dict) -> dict:

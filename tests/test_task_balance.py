@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 from contract import forward, moving_state, rotate_root, ts_copy
 
-from mskbench.tasks.balance import Balance, pitch_quat
+from mskbench.body.myofullbody import rotate_root as body_rotate_root
+from mskbench.tasks.balance import Balance
 from mskbench.tasks.catch import Catch
 from mskbench.tasks.single_leg_stand import SingleLegStand
 
@@ -302,7 +303,7 @@ def test_balance_pitch_fall(balance_env, extra, fall):
 def test_balance_pitch_sign():
     # Pitch-up positive: a rotation about +y tilts the anterior axis down (forward lean, negative pitch).
     R = np.zeros(9)
-    mujoco.mju_quat2Mat(R, pitch_quat(0.2))
+    mujoco.mju_quat2Mat(R, body_rotate_root(np.array([0, 0, 0, 1.0, 0, 0, 0]), 0.2)[3:7])
     fwd = R.reshape(3, 3) @ np.array([1.0, 0.0, 0.0])
     assert fwd[2] == pytest.approx(-np.sin(0.2))
 

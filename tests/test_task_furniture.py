@@ -6,10 +6,11 @@ import mujoco
 import numpy as np
 import pytest
 
+from mskbench.body.myofullbody import rotate_root
 from mskbench.envs import MSKEnv
 from mskbench.tasks import chair
 from mskbench.tasks.open_door import WALL_X_M, OpenDoor
-from mskbench.tasks.sit import Sit, pitched
+from mskbench.tasks.sit import Sit
 from mskbench.tasks.walk_and_sit import WalkAndSit
 
 SEATED = {"hip_flexion_l": 1.5, "hip_flexion_r": 1.5, "knee_angle_l": 1.6, "knee_angle_r": 1.6}
@@ -119,10 +120,10 @@ def test_sit_terminations(envs):
     assert not term(q)["pelvis_too_low"]
 
     # head_too_low: torso pitched forward 2.5 rad about the pelvis, pelvis high.
-    q = pitched(ctx.pose(root_xy=(0.5, 0.0), on_ground=False), 2.5)
+    q = rotate_root(ctx.pose(root_xy=(0.5, 0.0), on_ground=False), 2.5)
     q[2] = 1.0
     assert term(q) == {"pelvis_too_low": False, "head_too_low": True, "knee_down": False, "missed_seat": False}
-    q = pitched(ctx.pose(root_xy=(0.5, 0.0), on_ground=False), 1.2)
+    q = rotate_root(ctx.pose(root_xy=(0.5, 0.0), on_ground=False), 1.2)
     q[2] = 1.0
     assert not any(term(q).values())
 
@@ -239,7 +240,7 @@ def test_walk_and_sit_terminations(envs):
     assert term(ctx.pose(root_xy=(1.0, 0.0))) == {"head_too_low": False, "knee_down": False}
     assert term(_seated_qpos(env)) == {"head_too_low": False, "knee_down": False}
     assert term(ctx.pose(KNEELING, root_xy=(1.0, 0.0))) == {"head_too_low": False, "knee_down": True}
-    q = pitched(ctx.pose(root_xy=(1.0, 0.0), on_ground=False), 2.5)
+    q = rotate_root(ctx.pose(root_xy=(1.0, 0.0), on_ground=False), 2.5)
     q[2] = 1.0
     assert term(q) == {"head_too_low": True, "knee_down": False}
     # Sitting on the floor (thighs level) brings the knees down to the ground too.
@@ -267,7 +268,7 @@ def test_walk_and_sit_rewards(envs):
     assert task.reward_terms(_view(env, q), ts, np)["backwards_precision"] == pytest.approx(np.exp(-0.5), rel=1e-6)
 
     # Leaning back on the seat (torso 0.8 rad from vertical): recline pays; the same lean away from it does not.
-    lean = ctx.pose(SEATED, base=pitched(ctx.default_qpos, -0.8), on_ground=False)
+    lean = ctx.pose(SEATED, base=rotate_root(ctx.default_qpos, -0.8), on_ground=False)
     lean[:3] = _seated_qpos(env)[:3]
     view = _view(env, lean)
     assert view.u_torso[2] < 0.8 and bool(chair.seated(view, np))
@@ -374,10 +375,10 @@ def test_open_door_terminations(envs):
     q[2] += 0.02
     assert not term(q)["pelvis_too_low"]
     # Bent forward 1.6 rad about the pelvis: head ~1.04 m, pelvis high.
-    q = pitched(ctx.pose(on_ground=False), 1.6)
+    q = rotate_root(ctx.pose(on_ground=False), 1.6)
     q[2] = 0.95
     assert term(q) == {"pelvis_too_low": False, "head_too_low": True}
-    q = pitched(ctx.pose(on_ground=False), 0.9)
+    q = rotate_root(ctx.pose(on_ground=False), 0.9)
     q[2] = 0.95
     assert term(q) == {"pelvis_too_low": False, "head_too_low": False}
 
@@ -458,7 +459,7 @@ def test_open_door_rewards(envs):
     assert terms["hand_attractor"] == pytest.approx(1.0) and terms["open_hinge"] == 0.0
 
     # Dive: bent forward 1.0 rad about the pelvis (head leads the pelvis by > 0.2 m).
-    q = pitched(ctx.pose(on_ground=False), 1.0)
+    q = rotate_root(ctx.pose(on_ground=False), 1.0)
     view = _view(env, q)
     lead = view.head_pos[0] - view.pelvis_pos[0]
     assert lead > 0.2

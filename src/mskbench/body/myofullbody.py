@@ -79,6 +79,18 @@ def yaw_quat(yaw_rad: float) -> np.ndarray:
     return np.array([np.cos(yaw_rad / 2), 0.0, 0.0, np.sin(yaw_rad / 2)])
 
 
+def rotate_root(qpos: np.ndarray, angle_rad: float, axis=(0.0, 1.0, 0.0)) -> np.ndarray:
+    """``qpos`` with the root turned by ``angle_rad`` about a world axis (default +y: positive
+    pitches the head forward, towards +x); a copy."""
+    axis = np.asarray(axis, float) / np.linalg.norm(axis)
+    turn = np.concatenate([[np.cos(angle_rad / 2)], np.sin(angle_rad / 2) * axis])
+    out = np.array(qpos, dtype=float, copy=True)
+    quat = np.zeros(4)
+    mujoco.mju_mulQuat(quat, turn, out[3:7].copy())
+    out[3:7] = quat
+    return out
+
+
 def load_spec() -> mujoco.MjSpec:
     """MyoFullBody as an editable ``MjSpec``, turned to face +x, root at the origin.
 

@@ -75,6 +75,7 @@ from __future__ import annotations
 import mujoco
 import numpy as np
 
+from mskbench.body.myofullbody import rotate_root
 from mskbench.tasks.base import InitContext, InitialState, Task, efficiency
 
 GUARD_STANCE = {
@@ -84,11 +85,6 @@ GUARD_STANCE = {
     "shoulder_elv_l": 0.3, "shoulder_elv_r": 0.3,
     "elbow_flex_l": 0.6, "elbow_flex_r": 0.6,
 }
-
-
-def pitch_quat(angle_rad: float) -> np.ndarray:
-    """Quaternion (w, x, y, z) of a rotation about world +y (positive tilts +z towards +x)."""
-    return np.array([np.cos(angle_rad / 2), 0.0, np.sin(angle_rad / 2), 0.0])
 
 
 class Balance(Task):
@@ -148,9 +144,7 @@ class Balance(Task):
 
     def initial_state(self, ctx: InitContext, rng: np.random.Generator) -> InitialState:
         qpos = ctx.pose(GUARD_STANCE, on_ground=False)
-        root_quat = np.zeros(4)
-        mujoco.mju_mulQuat(root_quat, pitch_quat(-self.stance_pitch_rad), qpos[3:7].copy())
-        qpos[3:7] = root_quat
+        qpos = rotate_root(qpos, -self.stance_pitch_rad)
         s = ctx.forward(qpos)
         qpos[2] += self.drop_pelvis_height_m - float(s.pelvis_pos[2])
         s = ctx.forward(qpos)

@@ -49,8 +49,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from mskbench.body.myofullbody import rotate_root
 from mskbench.tasks.base import InitContext, InitialState, Task, efficiency
-from mskbench.tasks.gait import joint_noise, pitched_root_quat
+from mskbench.tasks.gait import joint_noise
 
 CRAWL_PITCH_RAD = 1.7
 LOW_CRAWL = {
@@ -89,8 +90,7 @@ class Crawl(Task):
         self.target_speed_mps = float(target_speed_mps)
 
     def initial_state(self, ctx: InitContext, rng: np.random.Generator) -> InitialState:
-        base = ctx.default_qpos.copy()
-        base[3:7] = pitched_root_quat(CRAWL_PITCH_RAD)
+        base = rotate_root(ctx.default_qpos, CRAWL_PITCH_RAD)
         qpos = ctx.pose(joint_noise(LOW_CRAWL, rng, self.init_noise_rad), base=base)
         pelvis = ctx.forward(qpos).pelvis_pos
         ts = {"x0": np.float64(pelvis[0]), "max_backward": np.float64(0.0)}

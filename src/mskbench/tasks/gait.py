@@ -9,8 +9,6 @@
   heights above where they sit when the neutral pose stands flat. Rising on
   the toes lifts the heel ~7 cm but the toes origin < 2 cm, so clearance
   means a lifted foot.
-* :func:`pitched_root_quat` — the root quaternion of a body pitched forward
-  about world ``y`` (for prone starts), composed with the model's facing yaw.
 * :func:`joint_noise` — small uniform joint noise drawn from the reset ``rng``.
 """
 
@@ -18,10 +16,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-import mujoco
 import numpy as np
 
-from mskbench.body.myofullbody import ROOT_YAW_RAD, yaw_quat
 
 
 def heading_frame(s, xp):
@@ -64,15 +60,6 @@ def foot_clearance(s, flat, xp):
     heel = s.foot_heights - flat[0]
     toes = xp.stack([s.pos("toes_l")[2], s.pos("toes_r")[2]]) - flat[1]
     return xp.minimum(heel, toes)
-
-
-def pitched_root_quat(pitch_rad: float) -> np.ndarray:
-    """Root quaternion of the body pitched forward by ``pitch_rad`` about world ``y``
-    (``π/2``: lying face down, head towards +x), including the model's facing yaw."""
-    q_pitch = np.array([np.cos(pitch_rad / 2), 0.0, np.sin(pitch_rad / 2), 0.0])
-    out = np.zeros(4)
-    mujoco.mju_mulQuat(out, q_pitch, yaw_quat(ROOT_YAW_RAD))
-    return out
 
 
 def joint_noise(pose: Mapping[str, float], rng: np.random.Generator, scale_rad: float) -> dict[str, float]:

@@ -59,18 +59,10 @@ import mujoco
 import numpy as np
 
 from mskbench.tasks import chair
+from mskbench.body.myofullbody import rotate_root
 from mskbench.tasks.base import InitContext, InitialState, Task, efficiency
 
 PREFIX = "sit"
-
-
-def pitched(qpos: np.ndarray, pitch_rad: float) -> np.ndarray:
-    """``qpos`` with the root turned by ``pitch_rad`` about world +y (positive: head forward, +x)."""
-    out = qpos.copy()
-    q = np.zeros(4)
-    mujoco.mju_mulQuat(q, np.array([np.cos(pitch_rad / 2), 0.0, np.sin(pitch_rad / 2), 0.0]), qpos[3:7].copy())
-    out[3:7] = q
-    return out
 
 
 def chair_pose_terms(s, xp, k_knee: float):
@@ -122,7 +114,7 @@ class Sit(Task):
             joints[f"hip_flexion_{side}"] = hip
             joints[f"knee_angle_{side}"] = knee
             joints[f"ankle_angle_{side}"] = ankle
-        qpos = ctx.pose(joints, base=pitched(ctx.default_qpos, pitch), root_xy=(float(xy[0]), float(xy[1])))
+        qpos = ctx.pose(joints, base=rotate_root(ctx.default_qpos, pitch), root_xy=(float(xy[0]), float(xy[1])))
         return InitialState(qpos, np.zeros(ctx.model.nv), chair.sit_state())
 
     def advance(self, s, ts, xp):
