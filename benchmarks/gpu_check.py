@@ -15,10 +15,13 @@ the parent never initialises JAX, so a child gets the whole GPU):
 5. ``mouse_warp``: mouse imitation (issue 5) env and PPO steps/s at 4,096
    worlds on MuJoCo Warp (``benchmarks/mouse_train_speed.py``); with
    ``--mouse-clips DIR`` also the training time to a replay error < 1 mm;
-6. ``env_warp_suite``: as 2 at one size (1,024) for each of the other
+6. ``warp_profile``: where the physics time goes: the task's scene at the
+   largest size of 2, physics steps/s of bare ``mujoco_warp.step`` calls and
+   MuJoCo Warp's per-function trace (``benchmarks/physics_profile.py``);
+7. ``env_warp_suite``: as 2 at one size (1,024) for each of the other
    registered tasks' scenes, in registry order, while its time lasts;
-7. ``env_jax``: as 2 with ``impl="jax"`` (pure-JAX MJX; slower, smaller sizes);
-8. ``env_warp_graph``: as 2 at the largest size with Warp's other CUDA graph
+8. ``env_jax``: as 2 with ``impl="jax"`` (pure-JAX MJX; slower, smaller sizes);
+9. ``env_warp_graph``: as 2 at the largest size with Warp's other CUDA graph
    modes (``MSKBENCH_WARP_GRAPH_MODE``; 2 used the default, ``WARP_STAGED``).
 
 The summary ends with a projection of one method's full robustness sweep
@@ -249,7 +252,22 @@ def stage_mouse(p: dict) -> None:
     emit("mouse", **report)
 
 
-STAGE_FUNCS = {"info": stage_info, "env": stage_env, "ppo": stage_ppo, "eval": stage_eval, "mouse": stage_mouse}
+def stage_profile(p: dict) -> None:
+    """Where the physics time goes: MuJoCo Warp's per-function trace (``benchmarks/physics_profile.py``)."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from physics_profile import profile_warp
+
+    say(f"profile {p['task']} on MuJoCo Warp, {p['nworld']} worlds, {p['steps']} physics steps")
+    row = profile_warp(p["task"], p["nworld"], p["steps"])
+    row["trace"] = [r for r in row["trace"] if r["path"].count("/") < p.get("depth", 4)]
+    for r in row["trace"]:
+        if r["path"].count("/") < 3:
+            say(f"profile {r['path']}: {r['ms_per_step']:.3f} ms per batch step ({100 * r['share']:.1f} %)")
+    emit("profile", **row)
+
+
+STAGE_FUNCS = {"info": stage_info, "env": stage_env, "ppo": stage_ppo, "eval": stage_eval, "mouse": stage_mouse,
+               "profile": stage_profile}
 
 
 # -- parent side: the plan, the budget, the summary ------------------------------------------------
@@ -294,6 +312,10 @@ def plan(args) -> list[dict]:
                                                      "batches": batches}, "share": 0.6, "min_s": 30},
         {"name": "mouse_warp", "stage": "mouse", "p": {"impl": warp if warp != "cpu" else "jax", **mouse},
          "share": 0.5, "min_s": 45},
+        # Where the physics time goes (per MuJoCo Warp function) at the largest size.
+        {"name": "warp_profile", "stage": "profile",
+         "p": {"task": task, "nworld": env_sizes[-1], "steps": 10 if args.dry_run else 30},
+         "share": 0.3, "min_s": 30, "skip": None if warp == "warp" else "needs MuJoCo Warp"},
         # Every other task's scene (props, terrain, constraints) at one size, while time lasts.
         {"name": "env_warp_suite", "stage": "env",
          "p": {"task": task, "tasks": suite, "impl": warp, "sizes": [suite_size], "steps": steps},

@@ -53,7 +53,7 @@ from mskbench.body.myofullbody import (DEFAULT_MEMORY_BYTES, N_MUSCLES, RIGHT_HE
 from mskbench.envs.cpu_env import CONTACT_OVERFLOW, PHYSICS_UNSTABLE, TIME_LIMIT
 from mskbench.envs.observation import flatten, layout_of, observation_blocks
 from mskbench.envs.perturbations import Perturbation, draw_muscle_gain, muscle_gain_scale, noisy_action, seed_streams
-from mskbench.sim.batched import check_fits, check_impl, make_physics
+from mskbench.sim.batched import NACONMAX_PER_WORLD, NJMAX, check_fits, check_impl, make_physics
 from mskbench.sim.state import StateView
 from mskbench.tasks import InitContext, Task, make_task
 from mskbench.tasks.base import step_signals
@@ -115,8 +115,8 @@ class TaskJaxEnv:
                  frame_skip: int = 10, perturbation: Perturbation | None = None,
                  reward_weights: Mapping[str, float] | None = None, vary_gain: bool | None = None,
                  init_bank: int = 64, seed: int = 0, task_kwargs: Mapping[str, Any] | None = None,
-                 memory_bytes: int = DEFAULT_MEMORY_BYTES, naconmax_per_world: int = 64,
-                 njmax: int | None = 1024, check_memory: bool = True, precompute_resets: bool = True):
+                 memory_bytes: int = DEFAULT_MEMORY_BYTES, naconmax_per_world: int = NACONMAX_PER_WORLD,
+                 njmax: int | None = NJMAX, check_memory: bool = True, precompute_resets: bool = True):
         jax, jnp = _jax()
         check_impl(impl)
         if num_envs < 1:

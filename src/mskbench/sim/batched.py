@@ -93,8 +93,13 @@ def check_impl(impl: str) -> str:
     return impl
 
 
+#: MuJoCo Warp's default buffers: contacts per world (pooled across a batch) and constraint rows per world.
+NACONMAX_PER_WORLD = 64
+NJMAX = 1024
+
+
 def make_physics(model: mujoco.MjModel, muscle_ids, frame_skip: int, impl: str = "jax", *,
-                 handles=None, naconmax_per_world: int = 64, njmax: int | None = 1024):
+                 handles=None, naconmax_per_world: int = NACONMAX_PER_WORLD, njmax: int | None = NJMAX):
     """The batched physics backend ``impl`` for ``model`` (buffer sizes: MuJoCo Warp only)."""
     check_impl(impl)
     if frame_skip < 1:

@@ -40,7 +40,8 @@ from typing import Any
 import mujoco
 import numpy as np
 
-from mskbench.sim.batched import VIEW_FIELDS, FieldView, float32_initial, tree_where, unstable
+from mskbench.sim.batched import (NACONMAX_PER_WORLD, NJMAX, VIEW_FIELDS, FieldView, float32_initial, tree_where,
+                                  unstable)
 
 #: The per-world state: everything that determines the next step (as ``mj_getState``).
 STATE_SIG = int(mujoco.mjtState.mjSTATE_FULLPHYSICS | mujoco.mjtState.mjSTATE_WARMSTART)
@@ -68,6 +69,21 @@ def _buffer_overflows(mjw) -> int:
     return bits
 
 
+def warp_model(model: mujoco.MjModel):
+    """``model`` as a ``mujoco_warp.Model`` on Warp's current device, as the batched envs use it."""
+    _, mjw = warp_imports()
+    m = mjw.put_model(model)
+    m.opt.warn_overflow = 0  # a full buffer is reported per world (``overflow``) instead of printed
+    return m
+
+
+def warp_data(model: mujoco.MjModel, nworld: int, *, naconmax_per_world: int = NACONMAX_PER_WORLD,
+              njmax: int | None = NJMAX):
+    """A ``mujoco_warp.Data`` of ``nworld`` worlds on Warp's current device, with the batched envs' buffers."""
+    _, mjw = warp_imports()
+    return mjw.make_data(model, nworld=nworld, naconmax=naconmax_per_world * nworld, njmax=njmax)
+
+
 class WarpPhysics:
     """Worlds of one model on MuJoCo Warp.
 
@@ -87,8 +103,9 @@ class WarpPhysics:
 
     impl = "warp"
 
-    def __init__(self, model: mujoco.MjModel, muscle_ids, frame_skip: int, *, naconmax_per_world: int = 64,
-                 njmax: int | None = 1024, graph_mode: str | None = None):
+    def __init__(self, model: mujoco.MjModel, muscle_ids, frame_skip: int, *,
+                 naconmax_per_world: int = NACONMAX_PER_WORLD, njmax: int | None = NJMAX,
+                 graph_mode: str | None = None):
         import jax
 
         wp, mjw = warp_imports()
@@ -131,7 +148,7 @@ class WarpPhysics:
                                                graph_mode=mode, vmap_method="broadcast_all", has_side_effect=True)
                        for kind in ("forward", "step") for g in (False, True)}
         with wp.ScopedDevice("cpu"):  # one world's buffers, to size a batch (no kernels run)
-            d1 = mjw.make_data(model, nworld=1, naconmax=self.naconmax_per_world, njmax=njmax)
+            d1 = warp_data(model, 1, naconmax_per_world=self.naconmax_per_world, njmax=njmax)
         per_world = sum(a.capacity for a in vars(d1).values() if isinstance(a, wp.array))
         self.bytes_per_world = int(per_world + 4 * (self._n_state + sum(int(np.prod(s)) for s in self._shapes.values())))
 
@@ -164,15 +181,13 @@ class WarpPhysics:
             return self._worlds[key]
 
     def _new_world_pair(self, device, nworld: int, gains: bool):
-        wp, mjw = self._wp, self._mjw
+        wp = self._wp
         if getattr(device, "is_capturing", False):
             raise RuntimeError(f"MuJoCo Warp buffers for {nworld} worlds were not allocated before the "
                                f"compiled call; call physics.prepare({nworld}, gains={gains}) first")
         with wp.ScopedDevice(device):
             if str(device) not in self._models:
-                m = mjw.put_model(self.model)
-                m.opt.warn_overflow = 0  # reported per world instead of printed
-                self._models[str(device)] = m
+                self._models[str(device)] = warp_model(self.model)
             m, extra = self._models[str(device)], None
             if gains:  # per-world gain parameters: a world axis on the two fields
                 m = copy.copy(m)
@@ -182,7 +197,7 @@ class WarpPhysics:
                 extra = (wp.array(self._mus.astype(np.int32), dtype=int),
                          wp.array(self.model.actuator_gainprm[self._mus, 2].astype(np.float32), dtype=float),
                          wp.array(self.model.actuator_biasprm[self._mus, 2].astype(np.float32), dtype=float))
-            d = mjw.make_data(self.model, nworld=nworld, naconmax=self.naconmax_per_world * nworld, njmax=self.njmax)
+            d = warp_data(self.model, nworld, naconmax_per_world=self.naconmax_per_world, njmax=self.njmax)
         return m, d, extra
 
     def _warm_up(self, device, nworld: int, gains: bool) -> None:

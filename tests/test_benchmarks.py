@@ -1,0 +1,48 @@
+"""The physics profile (``benchmarks/physics_profile.py``), which the GPU check runs once on a GPU.
+
+Its MuJoCo C side is what a CPU user runs; its MuJoCo Warp side is the GPU
+check's ``warp_profile`` stage, exercised here on Warp's CPU device so that a
+rare GPU session does not find it broken.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+
+def _benchmark(name: str):
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_cpu_profile_accounts_for_the_whole_physics_step():
+    row = _benchmark("physics_profile").profile_cpu("Stand", steps=3, repeats=5)
+    assert row["physics_steps"] == 30  # 3 control steps of 10 physics steps
+    stages = row["stage_us"]
+    assert set(stages) == {"tendon", "kinematics", "inertia", "collision", "constraint_make", "constraint_project",
+                           "velocity", "actuation", "solver", "integration", "other"}
+    assert all(v >= 0 for v in stages.values())
+    assert sum(stages.values()) == pytest.approx(row["step_us"], rel=1e-6)  # "other" takes the remainder
+    assert stages["tendon"] > 0 and stages["solver"] > 0
+    assert 1 <= row["solver_iterations_mean"] <= row["solver_iterations_max"]
+    assert row["ntendon"] > 400 and row["nv"] == 128
+
+
+def test_warp_profile_traces_each_physics_step_once():
+    pytest.importorskip("mujoco_warp", reason="MuJoCo Warp not installed (pip install -e '.[test]')")
+    row = _benchmark("physics_profile").profile_warp("Stand", nworld=2, steps=3)
+    trace = {r["path"]: r for r in row["trace"]}
+    assert trace["step"]["calls_per_step"] == 1 and trace["step"]["share"] == pytest.approx(1.0)
+    # MuJoCo Warp's nesting: the tendons under the kinematics under the position stage of forward.
+    assert trace["step/forward/fwd_position/fwd_kinematics/tendon"]["ms_per_step"] > 0
+    for path, r in trace.items():  # a function's callees fit in its own time
+        children = [c["ms_per_step"] for p, c in trace.items() if p.rsplit("/", 1)[0] == path and p != path]
+        assert sum(children) <= r["ms_per_step"] * (1 + 1e-6) + 1e-6, path
+    assert row["physics_steps_per_s"] > 0 and row["nworld"] == 2
+    assert 1 <= row["solver_iterations_mean"] <= row["solver_iterations_limit"]
