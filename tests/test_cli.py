@@ -84,3 +84,10 @@ def test_render_writes_video(tmp_path):
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode != 0 and "exists" in proc.stderr
     assert imageio.get_reader(out).count_frames() == 4
+
+
+def test_durations_read_seconds_minutes_and_hours():
+    from mskbench.cli import Duration
+
+    read = Duration().convert
+    assert [read(v, None, None) for v in ("90", "90s", "3m", "1.5h", " 2M ", 7)] == [90, 90, 180, 5400, 120, 7]

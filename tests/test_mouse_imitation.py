@@ -202,6 +202,23 @@ def test_mouse_cli_bad_input(tmp_path):
     assert result.exit_code == 2
 
 
+def test_train_time_limit_from_the_command_line(tmp_path):
+    runner = CliRunner()
+    run = tmp_path / "run"
+    args = ["mouse", "train", "--synthetic", "2", "--out", str(run), "--steps", "100000", "--num-envs", "8",
+            "--hidden", "16", "--rollout", "32", "--backend", "cpu", "--eval-every", "1000"]
+    result = runner.invoke(main, [*args, "--time-limit", "0.001s"])
+    assert result.exit_code == 0, result.output
+    assert "trained 256 steps (stopped at the time limit" in result.output
+    log = [json.loads(line) for line in (run / "eval_log.jsonl").read_text().splitlines()]
+    assert len(log) == 1 and log[0]["stopped"] == "time_limit" and "eval" in log[0]
+    assert (run / "best.npz").exists()  # the policy it reached is the best so far, kept
+    for bad in ("0", "-3m", "3x", "m"):
+        result = runner.invoke(main, [*args, "--time-limit", bad])
+        assert result.exit_code == 2 and "--time-limit" in result.output, (bad, result.output)
+    assert "90s, 3m, 1.5h" in runner.invoke(main, [*args, "--time-limit", "soon"]).output
+
+
 def test_train_on_the_batched_mujoco_warp_env_then_resume_and_eval(tmp_path):
     """The GPU training path (whole rollouts in lax.scan over MuJoCo Warp worlds), on Warp's CPU device."""
     pytest.importorskip("mujoco_warp", reason="MuJoCo Warp not installed (pip install 'mskbench[warp]')")

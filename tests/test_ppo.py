@@ -92,6 +92,28 @@ def test_resume_continues_from_the_checkpoint(tmp_path):
         train(TargetVectorEnv(), cfg, out_dir=tmp_path / "empty", resume=True)
 
 
+def test_time_limit_stops_after_an_evaluated_checkpointed_iteration(tmp_path):
+    cfg = PPOConfig(total_steps=16 * 8 * 50, num_steps=8, epochs=1, minibatch_size=32, hidden=(8,),
+                    value_hidden=(8,), seed=0)
+    evals = []
+    state = train(TargetVectorEnv(), cfg, out_dir=tmp_path, eval_fn=lambda p: evals.append(1) or {"mse": _eval(p)},
+                  eval_every=1000, time_limit_s=1e-9)
+    # The first iteration already ends past the limit: it is the last, evaluated although eval_every
+    # is not due, marked, and saved.
+    assert state.iteration == 1 and len(evals) == 1
+    assert state.history[-1]["stopped"] == "time_limit" and "eval" in state.history[-1]
+    assert load_checkpoint(tmp_path / "checkpoint.npz").iteration == 1
+    resumed = train(TargetVectorEnv(), cfg, out_dir=tmp_path, resume=True, time_limit_s=1e-9)
+    assert resumed.iteration == 2 and load_checkpoint(tmp_path / "checkpoint.npz").steps == 2 * 16 * 8
+    # A limit long enough changes nothing: the run ends at total_steps, not marked.
+    short = PPOConfig(**{**cfg.__dict__, "total_steps": 16 * 8 * 2})
+    done = train(TargetVectorEnv(), short, out_dir=tmp_path / "full", time_limit_s=3600.0)
+    assert done.iteration == 2 and "stopped" not in done.history[-1]
+    for bad in (0.0, -1.0, float("nan")):
+        with pytest.raises(ValueError, match="time_limit_s"):
+            train(TargetVectorEnv(), cfg, time_limit_s=bad)
+
+
 def test_gae_matches_hand_computation():
     rewards = np.array([[1.0], [2.0], [3.0]])
     values = np.array([[0.5], [0.5], [0.5]])

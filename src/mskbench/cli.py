@@ -60,6 +60,34 @@ def _task_list(task: str) -> list[str]:
     return names
 
 
+class Duration(click.ParamType):
+    """A wall-clock duration in seconds: a number, optionally with s, m or h (``90``, ``90s``, ``3m``, ``1.5h``)."""
+
+    name = "duration"
+    units = {"s": 1.0, "m": 60.0, "h": 3600.0}
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            seconds = float(value)
+        else:
+            text = str(value).strip().lower()
+            scale = self.units.get(text[-1:], None) if text else None
+            try:
+                seconds = float(text[:-1] if scale else text) * (scale or 1.0)
+            except ValueError:
+                self.fail(f"{value!r} is not a duration: give seconds, or a number with s, m or h "
+                          f"(90, 90s, 3m, 1.5h)", param, ctx)
+        if not 0 < seconds < float("inf"):
+            self.fail(f"{value!r}: a duration must be positive and finite", param, ctx)
+        return seconds
+
+
+#: ``--time-limit`` of the training commands.
+TIME_LIMIT_HELP = ("Also stop after the first iteration that ends past this wall-clock time from the start of "
+                   "training, compilation included (90s, 3m, 1.5h): the policy it reached is evaluated and "
+                   "checkpointed, and --resume continues it.")
+
+
 def _policy_choice():
     from mskbench.policies import BUILTIN_POLICIES
 
@@ -434,8 +462,9 @@ def leaderboard_cmd(store_path, csv_paths, as_json):
                    "batched on the device (--backend jax only).")
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--resume", is_flag=True, help="Continue the run in --out.")
+@click.option("--time-limit", type=Duration(), default=None, help=TIME_LIMIT_HELP)
 def train_cmd(task, out_dir, steps, backend, impl, num_envs, rollout, hidden, minibatch, epochs, learning_rate,
-              eval_every_steps, eval_episodes, eval_env, seed, resume):
+              eval_every_steps, eval_episodes, eval_env, seed, resume, time_limit):
     """Train PPO on TASK (Table XVI defaults: 2x1024 MLPs, lr 3e-4, batch 256, 2048 steps x 8 envs,
     10 epochs; best checkpoint by mean deterministic evaluation return).
 
@@ -510,10 +539,17 @@ def train_cmd(task, out_dir, steps, backend, impl, num_envs, rollout, hidden, mi
             best.offer(ev["mean_return"], steps=row["steps"])
         click.echo(msg)
 
-    state = train(env, cfg, out_dir=out_dir, resume=resume, eval_fn=evaluate, eval_every=every, on_iteration=report)
+    state = train(env, cfg, out_dir=out_dir, resume=resume, eval_fn=evaluate, eval_every=every, on_iteration=report,
+                  time_limit_s=time_limit)
     if not on_jax:
         env.close()
-    click.echo(f"trained {state.steps} steps; checkpoints in {out_dir}")
+    click.echo(f"trained {state.steps} steps{stop_note(state)}; checkpoints in {out_dir}")
+
+
+def stop_note(state) -> str:
+    """' (stopped at the time limit)' when the last iteration of ``state`` was stopped by it."""
+    last = state.history[-1] if state.history else {}
+    return " (stopped at the time limit; --resume continues)" if last.get("stopped") == "time_limit" else ""
 
 
 @main.command("render")

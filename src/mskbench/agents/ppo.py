@@ -347,13 +347,20 @@ class TrainState:
 
 def train(env, cfg: PPOConfig, *, out_dir: str | Path | None = None, resume: bool = False,
           eval_fn: Callable[[Callable], dict] | None = None, eval_every: int = 10,
-          on_iteration: Callable[[dict], None] | None = None) -> TrainState:
+          on_iteration: Callable[[dict], None] | None = None, time_limit_s: float | None = None) -> TrainState:
     """Train with PPO on ``env``; checkpoints to ``out_dir`` after every iteration.
 
     ``resume=True`` continues from ``out_dir/checkpoint.npz`` (same config).
     ``eval_fn(policy)`` (policy: normalised-free ``obs -> action``) is called
-    every ``eval_every`` iterations; its dict goes into ``out_dir/eval_log.jsonl``.
+    every ``eval_every`` iterations and after the last one; its dict goes into
+    ``out_dir/eval_log.jsonl``. ``time_limit_s``: also stop after the first
+    iteration that ends that many seconds after this call began (compilation
+    included); that row has ``"stopped": "time_limit"``, and ``resume``
+    continues from it.
     """
+    if time_limit_s is not None and not time_limit_s > 0:
+        raise ValueError(f"time_limit_s must be > 0 seconds, got {time_limit_s}")
+    started = time.perf_counter()
     jax, jnp = _jax()
     split = ObsSplit.from_layout(env.obs_layout, env.obs_size) if cfg.policy == "encoder_decoder" else None
     act, value_fn, deterministic, update = make_functions(cfg, split)
@@ -393,7 +400,11 @@ def train(env, cfg: PPOConfig, *, out_dir: str | Path | None = None, resume: boo
                "episode_return": float(np.mean(ep_returns)) if ep_returns else None,
                "steps_per_s": batch_steps / wall, "collect_s": collect_s, "update_s": wall - collect_s,
                **{k: float(v) for k, v in stats.items()}}
-        if eval_fn is not None and (state.iteration % eval_every == 0 or state.steps >= cfg.total_steps):
+        out_of_time = time_limit_s is not None and time.perf_counter() - started >= time_limit_s
+        if out_of_time and state.steps < cfg.total_steps:
+            row["stopped"] = "time_limit"
+        last = state.steps >= cfg.total_steps or out_of_time
+        if eval_fn is not None and (state.iteration % eval_every == 0 or last):
             row["eval"] = eval_fn(make_policy(state.params, state.norm, cfg, split, deterministic))
         state.history.append(row)
         if out is not None:
@@ -402,6 +413,8 @@ def train(env, cfg: PPOConfig, *, out_dir: str | Path | None = None, resume: boo
                 f.write(json.dumps(row) + "\n")
         if on_iteration is not None:
             on_iteration(row)
+        if out_of_time:
+            break
     return state
 
 

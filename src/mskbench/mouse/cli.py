@@ -12,6 +12,8 @@ from pathlib import Path
 
 import click
 
+from mskbench.cli import TIME_LIMIT_HELP, Duration, stop_note
+
 log = logging.getLogger("mskbench.mouse")
 
 
@@ -136,8 +138,9 @@ def replay_cmd(clips_dir, synthetic, as_json) -> None:
 @click.option("--resume", is_flag=True, help="Continue the run in --out.")
 @click.option("--eval-every", type=click.IntRange(min=1), default=20, show_default=True,
               help="Iterations between evaluations (joint error on the clips, logged).")
+@click.option("--time-limit", type=Duration(), default=None, help=TIME_LIMIT_HELP)
 def train_cmd(clips_dir, synthetic, out_dir, ctrl_cost, energy_cost, steps, num_envs, backend, impl, hidden,
-              rollout, minibatch, init_log_std, seed, resume, eval_every) -> None:
+              rollout, minibatch, init_log_std, seed, resume, eval_every, time_limit) -> None:
     """Train the encoder–decoder imitation policy with PPO.
 
     Defaults measured on the CPU backend (46 real clips, 32 worlds): minibatch
@@ -192,8 +195,8 @@ def train_cmd(clips_dir, synthetic, out_dir, ctrl_cost, energy_cost, steps, num_
         click.echo(msg)
 
     state = train(env, ppo, out_dir=out_dir, resume=resume, eval_fn=quick_eval, eval_every=eval_every,
-                  on_iteration=report)
-    click.echo(f"trained {state.steps} steps; checkpoints in {out_dir} (best.npz: {best.best} mm on the evaluation clips)")
+                  on_iteration=report, time_limit_s=time_limit)
+    click.echo(f"trained {state.steps} steps{stop_note(state)}; checkpoints in {out_dir} (best.npz: {best.best} mm on the evaluation clips)")
 
 
 @mouse.command("eval")
