@@ -114,6 +114,27 @@ def test_time_limit_stops_after_an_evaluated_checkpointed_iteration(tmp_path):
             train(TargetVectorEnv(), cfg, time_limit_s=bad)
 
 
+@pytest.mark.parametrize("policy", ["mlp", "encoder_decoder"])
+def test_exported_policy_acts_like_the_checkpoint_and_is_not_resumable(tmp_path, policy):
+    from mskbench.agents.ppo import export_policy
+
+    cfg = PPOConfig(total_steps=16 * 8 * 2, num_steps=8, epochs=1, minibatch_size=32, hidden=(16,),
+                    value_hidden=(16,), policy=policy, encoder_hidden=(8,), decoder_hidden=(8,), latent_size=2)
+    env = TargetVectorEnv()
+    train(env, cfg, out_dir=tmp_path)
+    full = tmp_path / "checkpoint.npz"
+    small = export_policy(full, tmp_path / "policy.npz")
+    with np.load(small) as z:
+        assert not any(k.startswith(("opt/", "params/value/")) or k == "key" for k in z.files)
+    assert small.stat().st_size < full.stat().st_size
+    obs = np.random.default_rng(0).uniform(-0.5, 0.5, (32, 3)).astype(np.float32)
+    a = load_policy_checkpoint(full, env.obs_layout, env.obs_size).act(obs)
+    b = load_policy_checkpoint(small, env.obs_layout, env.obs_size).act(obs)
+    np.testing.assert_array_equal(a, b)
+    with pytest.raises(ValueError, match="only a policy"):
+        load_checkpoint(small)
+
+
 def test_gae_matches_hand_computation():
     rewards = np.array([[1.0], [2.0], [3.0]])
     values = np.array([[0.5], [0.5], [0.5]])

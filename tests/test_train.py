@@ -60,6 +60,21 @@ def test_train_then_evaluate_the_checkpoint_with_the_protocol(tmp_path):
                                       "ppo-again", "--episodes", "2", "--store", str(store), "--json"])
     assert json.loads(again.output)["Stand"]["return_mean"] == pytest.approx(summary["return_mean"])
 
+    # The exported policy (what comes back from a GPU machine) is evaluated with the same result.
+    exported = tmp_path / "policy.npz"
+    result = CliRunner().invoke(main, ["export-policy", str(run), "--out", str(exported)])
+    assert result.exit_code == 0, result.output
+    assert exported.stat().st_size < (run / "best.npz").stat().st_size
+    small = CliRunner().invoke(main, ["eval", "--task", "Stand", "--policy", str(exported), "--method",
+                                      "ppo-exported", "--episodes", "2", "--store", str(store), "--json"])
+    assert json.loads(small.output)["Stand"]["return_mean"] == pytest.approx(summary["return_mean"])
+    # Nothing already there is replaced unasked, and the checkpoint is never the target.
+    again = CliRunner().invoke(main, ["export-policy", str(run), "--out", str(exported)])
+    assert again.exit_code == 1 and "--overwrite" in again.output
+    same = CliRunner().invoke(main, ["export-policy", str(run), "--out", str(run / "best.npz"), "--overwrite"])
+    assert same.exit_code == 2 and "checkpoint itself" in same.output
+    assert CliRunner().invoke(main, ["export-policy", str(tmp_path / "r.db"), "--out", "x.npz"]).exit_code == 2
+
 
 def test_bad_checkpoint_paths_are_clear_errors(tmp_path):
     with pytest.raises(ValueError, match="does not exist"):

@@ -129,3 +129,13 @@ def load(path: str | Path, obs_layout: dict[str, slice], obs_size: int) -> Polic
     if ckpt.obs_size != obs_size:
         raise ValueError(f"checkpoint {path} expects observations of size {ckpt.obs_size}, the task has {obs_size}")
     return ckpt
+
+
+def export_policy(src: str | Path, dst: str | Path) -> Path:
+    """Write the policy of checkpoint ``src`` to ``dst`` without what only training needs (for our
+    PPO: the critic, the optimiser's moments, the RNG key): a smaller file that evaluates with the
+    same actions and cannot be resumed."""
+    checkpoint_format(src)
+    from mskbench.agents.ppo import export_policy as export_ppo_policy
+
+    return export_ppo_policy(src, dst)

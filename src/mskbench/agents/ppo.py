@@ -605,12 +605,26 @@ def save_checkpoint(path: Path, state: TrainState, cfg: PPOConfig) -> None:
     tmp.replace(path)
 
 
+def _read_version(z, path) -> None:
+    version = int(z["format_version"])
+    if version != CHECKPOINT_VERSION:
+        raise ValueError(f"{path}: checkpoint format {version}, this mskbench reads {CHECKPOINT_VERSION}")
+
+
+def _read_policy(z, prefix: str = "params/"):
+    """The parameters under ``prefix`` and the observation normalisation of an open checkpoint."""
+    _, jnp = _jax()
+    params = _unflatten({k[len(prefix):]: jnp.asarray(z[k]) for k in z.files if k.startswith(prefix)})
+    return params, RunningNorm(z["norm/mean"].copy(), z["norm/var"].copy(), float(z["norm/count"]))
+
+
 def load_checkpoint(path: str | Path, expect_config: PPOConfig | None = None) -> TrainState:
     _, jnp = _jax()
     with np.load(path, allow_pickle=False) as z:
-        version = int(z["format_version"])
-        if version != CHECKPOINT_VERSION:
-            raise ValueError(f"{path}: checkpoint format {version}, this mskbench reads {CHECKPOINT_VERSION}")
+        _read_version(z, path)
+        if "policy_only" in z.files:
+            raise ValueError(f"{path} holds only a policy (mskbench export-policy): it can be evaluated, not "
+                             "resumed; resume from the run's checkpoint.npz")
         cfg = PPOConfig(**json.loads(str(z["config"])))
         if expect_config is not None:
             a, b = asdict(cfg), asdict(expect_config)
@@ -618,22 +632,43 @@ def load_checkpoint(path: str | Path, expect_config: PPOConfig | None = None) ->
             if diff:
                 raise ValueError(f"{path} was trained with a different config ({sorted(diff)}); "
                                  "resume with the same settings")
-        params = _unflatten({k[len("params/"):]: jnp.asarray(z[k]) for k in z.files if k.startswith("params/")})
+        params, norm = _read_policy(z)
         opt = _unflatten({k[len("opt/"):]: jnp.asarray(z[k]) for k in z.files if k.startswith("opt/")})
-        norm = RunningNorm(z["norm/mean"].copy(), z["norm/var"].copy(), float(z["norm/count"]))
         return TrainState(params, opt, norm, int(z["steps"]), int(z["iteration"]), jnp.asarray(z["key"]))
 
 
+#: What a policy-only export leaves out: the critic, the optimiser's moments, the RNG key.
+_TRAINING_ONLY = ("params/value/", "opt/", "key")
+
+
+def export_policy(src: str | Path, dst: str | Path) -> Path:
+    """Write the policy of checkpoint ``src`` to ``dst``: its networks, log-std and observation
+    normalisation, and the config and step count, without what only training needs
+    (:data:`_TRAINING_ONLY`). For Table XVI's networks that is about a sixth of the size. The file
+    evaluates like ``src`` (the same deterministic actions); it cannot be resumed.
+    """
+    dst = Path(dst)
+    with np.load(src, allow_pickle=False) as z:
+        _read_version(z, src)
+        kept = {k: z[k] for k in z.files if not k.startswith(_TRAINING_ONLY)}
+    kept["policy_only"] = np.array(True)
+    tmp = dst.with_name(dst.name + ".tmp.npz")
+    np.savez(tmp, **kept)
+    tmp.replace(dst)
+    return dst
+
+
 def ppo_policy_checkpoint(path: str | Path, obs_layout: dict[str, slice], obs_size: int):
-    """This trainer's checkpoint as a :class:`~mskbench.agents.checkpoint.PolicyCheckpoint`."""
+    """This trainer's checkpoint (full or policy-only) as a :class:`~mskbench.agents.checkpoint.PolicyCheckpoint`."""
     from mskbench.agents.checkpoint import PolicyCheckpoint
 
     with np.load(path, allow_pickle=False) as z:
+        _read_version(z, path)
         cfg = PPOConfig(**json.loads(str(z["config"])))
-    state = load_checkpoint(path)
+        params, norm = _read_policy(z)
     split = ObsSplit.from_layout(obs_layout, obs_size) if cfg.policy == "encoder_decoder" else None
-    return PolicyCheckpoint(Path(path), "mskbench-ppo", state.params, np.asarray(state.norm.mean, np.float64),
-                            np.sqrt(np.asarray(state.norm.var, np.float64) + 1e-8), state.norm.clip,
+    return PolicyCheckpoint(Path(path), "mskbench-ppo", params, np.asarray(norm.mean, np.float64),
+                            np.sqrt(np.asarray(norm.var, np.float64) + 1e-8), norm.clip,
                             make_functions(cfg, split)[2])
 
 
