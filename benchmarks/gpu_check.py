@@ -18,6 +18,9 @@ the parent never initialises JAX, so a child gets the whole GPU):
 6. ``warp_profile``: where the physics time goes: the task's scene at the
    largest size of 2, physics steps/s of bare ``mujoco_warp.step`` calls and
    MuJoCo Warp's per-function trace (``benchmarks/physics_profile.py``);
+   ``train_warp`` (only with ``--train-s S``): ``mskbench train --time-limit S``
+   at 4,096 worlds, its best policy exported to ``--policy-out`` (14 MB for
+   Walk), to be evaluated on a CPU with ``mskbench eval --policy FILE``;
 7. ``env_warp_suite``: as 2 at one size (1,024) for each of the other
    registered tasks' scenes, in registry order, while its time lasts;
 8. ``env_jax``: as 2 with ``impl="jax"`` (pure-JAX MJX; slower, smaller sizes);
@@ -266,8 +269,36 @@ def stage_profile(p: dict) -> None:
     emit("profile", **row)
 
 
+def stage_train(p: dict) -> None:
+    """A policy trained for a few minutes (``mskbench train --time-limit``), exported for the CPU protocol."""
+    from mskbench.agents.checkpoint import export_policy
+    from mskbench.cli import main as cli
+
+    run = Path(p["out_dir"]).parent / "train"
+    seconds = max(10.0, min(p["seconds"], p["deadline"] - time.time() - p["reserve_s"]))
+    args = ["train", p["task"], "--out", str(run), "--backend", "jax", "--impl", p["impl"],
+            "--num-envs", str(p["num_envs"]), "--rollout", str(p["rollout"]), "--hidden", str(p["hidden"]),
+            "--time-limit", f"{seconds:.0f}s", "--steps", str(10**12),
+            # only the last iteration is evaluated: one protocol episode on the host (no second compile)
+            "--eval-every-steps", str(10**12), "--eval-env", "cpu", "--eval-episodes", "1"]
+    say(f"train: mskbench {' '.join(args)}")
+    t0 = time.perf_counter()
+    cli.main(args, standalone_mode=False)
+    wall = time.perf_counter() - t0
+    log = [json.loads(line) for line in (run / "eval_log.jsonl").read_text().splitlines()]
+    out = Path(p["policy_out"])
+    out.parent.mkdir(parents=True, exist_ok=True)
+    export_policy(run / "best.npz", out)
+    last = log[-1]
+    emit("train", task=p["task"], impl=p["impl"], num_envs=p["num_envs"], time_limit_s=seconds, wall_s=wall,
+         iterations=last["iteration"], steps=last["steps"], stopped=last.get("stopped"),
+         train_steps_per_s=sum(r["steps_per_s"] for r in log[1:]) / max(1, len(log) - 1) if len(log) > 1 else None,
+         final_eval=last.get("eval"), policy=str(out), policy_mb=out.stat().st_size / 1e6,
+         evaluate_with=f"mskbench eval --task {p['task']} --policy {out.name} --episodes 50")
+
+
 STAGE_FUNCS = {"info": stage_info, "env": stage_env, "ppo": stage_ppo, "eval": stage_eval, "mouse": stage_mouse,
-               "profile": stage_profile}
+               "profile": stage_profile, "train": stage_train}
 
 
 # -- parent side: the plan, the budget, the summary ------------------------------------------------
@@ -281,18 +312,21 @@ def plan(args) -> list[dict]:
         ppo = {"num_envs": 2, "rollout": 8, "hidden": 32, "iterations": 2, "epochs": 2}
         episodes, batches = 4, 2
         mouse = {"num_envs": 8, "hidden": 16, "iterations": 1}
+        train = {"num_envs": 2, "rollout": 8, "hidden": 32}
     elif args.quick:
         warp, jax_impl = "warp", "jax"
         env_sizes, jax_sizes, steps = [1024, 4096], [256], 50
         ppo = {"num_envs": 2048, "rollout": 32, "hidden": 1024, "iterations": 2, "epochs": 10}
         episodes, batches = 50, 1
         mouse = {"num_envs": 4096, "hidden": 512, "iterations": 2}
+        train = {"num_envs": 4096, "rollout": 64, "hidden": 1024}
     else:
         warp, jax_impl = "warp", "jax"
         env_sizes, jax_sizes, steps = [1024, 4096, 8192], [256, 1024], 100
         ppo = {"num_envs": 4096, "rollout": 64, "hidden": 1024, "iterations": 3, "epochs": 10}
         episodes, batches = 50, 2
         mouse = {"num_envs": 4096, "hidden": 512, "iterations": 3}
+        train = {"num_envs": 4096, "rollout": 64, "hidden": 1024}
     mouse["clips"] = args.mouse_clips
     from mskbench import TASK_IDS
 
@@ -316,6 +350,11 @@ def plan(args) -> list[dict]:
         {"name": "warp_profile", "stage": "profile",
          "p": {"task": task, "nworld": env_sizes[-1], "steps": 10 if args.dry_run else 30},
          "share": 0.3, "min_s": 30, "skip": None if warp == "warp" else "needs MuJoCo Warp"},
+        # With --train-s: a policy trained for that long, exported to --policy-out for the CPU protocol.
+        {"name": "train_warp", "stage": "train",
+         "p": {"task": task, "impl": warp, "seconds": args.train_s, "reserve_s": 60.0,
+               "policy_out": args.policy_out, **train},
+         "share": 1.0, "min_s": 90, "skip": None if args.train_s else "no --train-s"},
         # Every other task's scene (props, terrain, constraints) at one size, while time lasts.
         {"name": "env_warp_suite", "stage": "env",
          "p": {"task": task, "tasks": suite, "impl": warp, "sizes": [suite_size], "steps": steps},
@@ -409,6 +448,12 @@ def main() -> None:
     ap.add_argument("--mouse-clips", default=None,
                     help="mouse clip directory for mouse_warp (also times the replay error's fall below 1 mm); "
                          "default: 8 synthetic clips, speed only")
+    ap.add_argument("--train-s", type=float, default=0.0,
+                    help="also train a policy on the task for about this many seconds (mskbench train "
+                         "--time-limit; Table XVI networks) and export it to --policy-out; default 0: no")
+    ap.add_argument("--policy-out", default="gpu_policy.npz",
+                    help="where --train-s writes the exported policy (default gpu_policy.npz; evaluate it on "
+                         "any machine with mskbench eval --policy FILE)")
     ap.add_argument("--json-out", default=None, help="also write the summary here")
     ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--params", default=None, help=argparse.SUPPRESS)
