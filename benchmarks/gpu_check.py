@@ -39,6 +39,7 @@ has left; sizes that would not fit are reported as skipped.
 
     python benchmarks/gpu_check.py [--quick] [--budget-s 400] [--json-out summary.json]
     python benchmarks/gpu_check.py --dry-run     # tiny sizes on any machine (MuJoCo Warp on its CPU device)
+    python benchmarks/gpu_check.py --only train_warp --train-s 150 --budget-s 240 --policy-out walk.npz
 
 On a machine without MuJoCo use ``benchmarks/gpu_check.sh WHEELS_DIR`` (installs the
 wheels that ``benchmarks/gpu_wheels.sh`` downloads, then runs this).
@@ -445,6 +446,7 @@ def main() -> None:
                          "wheel install of gpu_check.sh)")
     ap.add_argument("--sizes", default=None, help="comma-separated num_envs for env_warp (overrides the mode's)")
     ap.add_argument("--skip", default="", help="comma-separated stage names to leave out")
+    ap.add_argument("--only", default="", help="comma-separated stage names to run (the others are left out)")
     ap.add_argument("--mouse-clips", default=None,
                     help="mouse clip directory for mouse_warp (also times the replay error's fall below 1 mm); "
                          "default: 8 synthetic clips, speed only")
@@ -470,11 +472,16 @@ def main() -> None:
                "budget_s": args.budget_s, "stages": {}}
     say(f"mode {mode}, budget {args.budget_s:.0f} s, GPU: {summary['gpu'] or 'none found by nvidia-smi'}")
     skip = {s.strip() for s in args.skip.split(",") if s.strip()}
+    only = {s.strip() for s in args.only.split(",") if s.strip()}
+    stages = plan(args)
+    unknown = (skip | only) - {item["name"] for item in stages}
+    if unknown:
+        ap.error(f"unknown stage(s) {', '.join(sorted(unknown))}; stages: {', '.join(i['name'] for i in stages)}")
     with tempfile.TemporaryDirectory(prefix="gpu_check_") as tmp:
-        for item in plan(args):
+        for item in stages:
             name = item["name"]
-            if name in skip or item.get("skip"):
-                summary["stages"][name] = {"skipped": item.get("skip") or "--skip"}
+            if name in skip or (only and name not in only) or item.get("skip"):
+                summary["stages"][name] = {"skipped": item.get("skip") or ("--skip" if name in skip else "--only")}
                 continue
             left = deadline - time.time()
             if left < item["min_s"]:
