@@ -263,7 +263,7 @@ def stage_profile(p: dict) -> None:
 
     say(f"profile {p['task']} on MuJoCo Warp, {p['nworld']} worlds, {p['steps']} physics steps")
     row = profile_warp(p["task"], p["nworld"], p["steps"])
-    row["trace"] = [r for r in row["trace"] if r["path"].count("/") < p.get("depth", 4)]
+    row["trace"] = [r for r in row["trace"] if r["path"].count("/") < 4]  # four levels into the summary
     for r in row["trace"]:
         if r["path"].count("/") < 3:
             say(f"profile {r['path']}: {r['ms_per_step']:.3f} ms per batch step ({100 * r['share']:.1f} %)")
@@ -293,7 +293,7 @@ def stage_train(p: dict) -> None:
     last = log[-1]
     emit("train", task=p["task"], impl=p["impl"], num_envs=p["num_envs"], time_limit_s=seconds, wall_s=wall,
          iterations=last["iteration"], steps=last["steps"], stopped=last.get("stopped"),
-         train_steps_per_s=sum(r["steps_per_s"] for r in log[1:]) / max(1, len(log) - 1) if len(log) > 1 else None,
+         train_steps_per_s=sum(r["steps_per_s"] for r in log[1:]) / (len(log) - 1) if len(log) > 1 else None,
          final_eval=last.get("eval"), policy=str(out), policy_mb=out.stat().st_size / 1e6,
          evaluate_with=f"mskbench eval --task {p['task']} --policy {out.name} --episodes 50")
 

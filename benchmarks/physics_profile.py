@@ -51,9 +51,9 @@ CPU_STAGES = {
 
 
 def _timers(mujoco, d) -> dict:
-    return {name: (d.timer[int(getattr(mujoco.mjtTimer, name))].duration,
-                   d.timer[int(getattr(mujoco.mjtTimer, name))].number)
-            for name in [*CPU_STAGES.values(), "mjTIMER_STEP"]}
+    """MuJoCo's accumulated (seconds, calls) of each stage timer and of the whole step."""
+    timers = {name: d.timer[int(getattr(mujoco.mjtTimer, name))] for name in [*CPU_STAGES.values(), "mjTIMER_STEP"]}
+    return {name: (t.duration, t.number) for name, t in timers.items()}
 
 
 def profile_cpu(task: str, steps: int = 100, seed: int = 0, repeats: int = 200) -> dict:
@@ -174,8 +174,6 @@ def _host_clock_tracer(warp_util):
 
 def profile_warp(task: str, nworld: int, steps: int = 30, seed: int = 0, frame_skip: int = 10) -> dict:
     """Physics steps/s and MuJoCo Warp's per-function trace for ``nworld`` worlds of ``task``'s scene."""
-    import mujoco
-
     from mskbench.envs import MSKEnv
     from mskbench.sim.mjwarp import STATE_SIG, warp_data, warp_imports, warp_model
 
@@ -188,9 +186,7 @@ def profile_warp(task: str, nworld: int, steps: int = 30, seed: int = 0, frame_s
     starts = []
     for s in range(min(nworld, 16)):
         env.reset(seed=seed + s)
-        state = np.empty(mujoco.mj_stateSize(model, STATE_SIG))
-        mujoco.mj_getState(model, env.sim.data, state, STATE_SIG)
-        starts.append(state)
+        starts.append(env.sim.get_state())  # STATE_SIG's layout
     env.close()
     init = np.resize(np.stack(starts), (nworld, len(starts[0]))).astype(np.float32)
     rng = np.random.default_rng(seed)

@@ -71,7 +71,7 @@ class Duration(click.ParamType):
             seconds = float(value)
         else:
             text = str(value).strip().lower()
-            scale = self.units.get(text[-1:], None) if text else None
+            scale = self.units.get(text[-1:])
             try:
                 seconds = float(text[:-1] if scale else text) * (scale or 1.0)
             except ValueError:

@@ -600,8 +600,13 @@ def save_checkpoint(path: Path, state: TrainState, cfg: PPOConfig) -> None:
                  "steps": np.array(state.steps), "iteration": np.array(state.iteration),
                  "key": np.asarray(state.key), "format_version": np.array(CHECKPOINT_VERSION),
                  "config": np.array(json.dumps(asdict(cfg)))})
+    _savez_atomic(path, flat)
+
+
+def _savez_atomic(path: Path, arrays: dict) -> None:
+    """``np.savez`` to a temporary file, then a rename: a kill never leaves a torn file at ``path``."""
     tmp = path.with_name(path.name + ".tmp.npz")
-    np.savez(tmp, **flat)
+    np.savez(tmp, **arrays)
     tmp.replace(path)
 
 
@@ -611,10 +616,10 @@ def _read_version(z, path) -> None:
         raise ValueError(f"{path}: checkpoint format {version}, this mskbench reads {CHECKPOINT_VERSION}")
 
 
-def _read_policy(z, prefix: str = "params/"):
-    """The parameters under ``prefix`` and the observation normalisation of an open checkpoint."""
+def _read_policy(z):
+    """The parameters and the observation normalisation of an open checkpoint."""
     _, jnp = _jax()
-    params = _unflatten({k[len(prefix):]: jnp.asarray(z[k]) for k in z.files if k.startswith(prefix)})
+    params = _unflatten({k[len("params/"):]: jnp.asarray(z[k]) for k in z.files if k.startswith("params/")})
     return params, RunningNorm(z["norm/mean"].copy(), z["norm/var"].copy(), float(z["norm/count"]))
 
 
@@ -652,9 +657,7 @@ def export_policy(src: str | Path, dst: str | Path) -> Path:
         _read_version(z, src)
         kept = {k: z[k] for k in z.files if not k.startswith(_TRAINING_ONLY)}
     kept["policy_only"] = np.array(True)
-    tmp = dst.with_name(dst.name + ".tmp.npz")
-    np.savez(tmp, **kept)
-    tmp.replace(dst)
+    _savez_atomic(dst, kept)
     return dst
 
 

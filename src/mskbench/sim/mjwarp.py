@@ -42,9 +42,11 @@ import numpy as np
 
 from mskbench.sim.batched import (NACONMAX_PER_WORLD, NJMAX, VIEW_FIELDS, FieldView, float32_initial, tree_where,
                                   unstable)
+from mskbench.sim.cpu import CpuSimulator
 
-#: The per-world state: everything that determines the next step (as ``mj_getState``).
-STATE_SIG = int(mujoco.mjtState.mjSTATE_FULLPHYSICS | mujoco.mjtState.mjSTATE_WARMSTART)
+#: The per-world state: everything that determines the next step, laid out as the CPU simulator's
+#: ``get_state`` (``mj_getState``), so a state moves between the two backends as it is.
+STATE_SIG = CpuSimulator.STATE_SPEC
 #: One Warp user at a time: JAX runs the FFI calls on its own threads, asynchronously, so a call
 #: can still be running when the Python thread allocates (and warms up) buffers for a new batch.
 _LOCK = threading.RLock()
