@@ -1,4 +1,5 @@
-"""The MyoFullBody embodiment: model facts, couplings, ground placement, facing, handles."""
+"""The embodiments behind one Body description: MyoFullBody's model facts, couplings, ground
+placement, facing and handles; the mouse forelimb's handles through the same description."""
 
 from __future__ import annotations
 
@@ -6,19 +7,9 @@ import mujoco
 import numpy as np
 import pytest
 
-from mskbench.body.myofullbody import (
-    BODY_NAMES,
-    JOINT_NAMES,
-    N_MUSCLES,
-    TOUCH_SENSORS,
-    BodyHandles,
-    JointCouplings,
-    build_model,
-    default_qpos,
-    place_on_ground,
-    set_pose,
-    yaw_quat,
-)
+from mskbench.body import MOUSE_FORELIMB, MYOFULLBODY, Body
+from mskbench.body.base import BodyHandles, JointCouplings, default_qpos, place_on_ground, set_pose
+from mskbench.body.myofullbody import BODY_NAMES, JOINT_NAMES, N_MUSCLES, TOUCH_SENSORS, build_model, yaw_quat
 
 
 @pytest.fixture
@@ -237,8 +228,8 @@ def test_body_tree_excludes_props(reach_env):
 def test_handles_reject_wrong_model():
     spec = mujoco.MjSpec()
     spec.worldbody.add_body(name="x").add_geom(size=[0.1, 0, 0])
-    with pytest.raises(ValueError):
-        BodyHandles.from_model(spec.compile())
+    with pytest.raises(ValueError, match="Full Body"):
+        BodyHandles.from_model(spec.compile(), MYOFULLBODY)
 
 
 def _props_with_joints(spec: mujoco.MjSpec) -> None:
@@ -253,7 +244,7 @@ def _props_with_joints(spec: mujoco.MjSpec) -> None:
 def test_props_with_joints_stay_out_of_the_humanoid(handles):
     """A door hinge and a free cube add coordinates after the humanoid's, not to its joints."""
     model = build_model(_props_with_joints)
-    h = BodyHandles.from_model(model)
+    h = MYOFULLBODY.handles(model)
     assert (model.nq, model.nv) == (129 + 1 + 7, 128 + 1 + 6)
     assert (h.nq_body, h.nv_body) == (129, 128)
     np.testing.assert_array_equal(h.joint_qpos, handles.joint_qpos)
@@ -261,3 +252,26 @@ def test_props_with_joints_stay_out_of_the_humanoid(handles):
     np.testing.assert_array_equal(h.body_tree, handles.body_tree)
     assert h.total_mass == pytest.approx(handles.total_mass)
 
+
+
+def test_the_mouse_forelimb_through_the_same_description():
+    """A body welded to the world: its four hinges are its joints, nine muscles, no touch sensors."""
+    model = MOUSE_FORELIMB.build_model()
+    h = MOUSE_FORELIMB.handles(model)
+    assert (h.nq_body, h.nv_body, h.nu) == (4, 4, 9) and not h.free_root
+    np.testing.assert_array_equal(h.joint_qpos, np.arange(4))
+    assert h.muscle_names[0] == "Pec_C" and h.touch_names == () and h.touch_adr.size == 0
+    assert model.opt.timestep == pytest.approx(0.00125)
+    assert h.total_mass == pytest.approx(float(model.body_mass.sum()))
+    data = mujoco.MjData(model)
+    with pytest.raises(ValueError, match="welded"):
+        place_on_ground(model, data, h)
+    with pytest.raises(ValueError, match="timestep_s"):
+        MOUSE_FORELIMB.build_model(timestep_s=-1.0)
+
+
+def test_a_body_rejects_unknown_observation_blocks():
+    with pytest.raises(ValueError, match="unknown observation blocks"):
+        Body("x", MYOFULLBODY.load_spec, 0.001, 1, 416, "Full Body", observation=("qpos", "joint_angles"))
+    with pytest.raises(ValueError, match="order"):
+        Body("x", MYOFULLBODY.load_spec, 0.001, 1, 416, "Full Body", observation=("qvel", "qpos"))

@@ -64,12 +64,15 @@ the convention of the registered clips' ``marker_sites``; verified to 1e-9 m).
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import mujoco
 import numpy as np
+
+from mskbench.body.base import Body
 
 MODEL_NAME = "mouse_forelimb"
 
@@ -384,17 +387,36 @@ def tendon_length_ranges(model: mujoco.MjModel, grid_points: int = 9, n_refine: 
     return out
 
 
+@functools.lru_cache(maxsize=1)
+def _length_ranges() -> np.ndarray:
+    """The muscles' tendon length ranges (m), (n_tendons, 2): kinematics only, computed once per process."""
+    return tendon_length_ranges(_build_spec(DEFAULT_TIMESTEP_S).compile())
+
+
 def build_mouse_spec(timestep: float = DEFAULT_TIMESTEP_S) -> mujoco.MjSpec:
     """The forelimb as an :class:`mujoco.MjSpec`, muscle length ranges already set."""
     if not (np.isfinite(timestep) and timestep > 0):
         raise ValueError(f"timestep must be a positive number of seconds, got {timestep!r}")
     spec = _build_spec(timestep)
-    model = spec.compile()
-    ranges = tendon_length_ranges(model)
-    for i in range(model.nu):
-        tendon_id = int(model.actuator_trnid[i, 0])
-        spec.actuator(model.actuator(i).name).lengthrange = list(ranges[tendon_id])
+    ranges = _length_ranges()
+    for tendon_id, name in enumerate(_MUSCLES):  # tendons in _MUSCLES order, each pulled by its namesake
+        spec.actuator(name).lengthrange = list(ranges[tendon_id])
     return spec
+
+
+#: The forelimb as a :class:`~mskbench.body.base.Body`: 1.25 ms physics steps, 2 per control step
+#: (the paper's mouse environment), welded to the world at ``ground``.
+MOUSE_FORELIMB = Body(
+    name=MODEL_NAME,
+    load_spec=build_mouse_spec,
+    timestep_s=DEFAULT_TIMESTEP_S,
+    frame_skip=2,
+    n_muscles=len(MUSCLE_NAMES),
+    root="ground",
+    parts={k.lower(): v for k, v in KEYPOINT_BODIES.items()},
+    observation=("qpos", "qvel", "muscle_length", "muscle_velocity", "muscle_activation"),
+    camera="side",
+)
 
 
 def build_mouse_model(
@@ -408,10 +430,7 @@ def build_mouse_model(
     not add joints to the arm. ``timestep`` is the physics step in seconds
     (default 1.25 ms, the paper's).
     """
-    spec = build_mouse_spec(timestep)
-    if add_props is not None:
-        add_props(spec)
-    return spec.compile()
+    return MOUSE_FORELIMB.build_model(add_props, timestep_s=timestep)
 
 
 def _id(model: mujoco.MjModel, kind: mujoco.mjtObj, name: str) -> int:

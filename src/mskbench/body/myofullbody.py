@@ -17,11 +17,10 @@ lowers any pose until it touches.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, field
-
 import mujoco
 import numpy as np
+
+from mskbench.body.base import Body
 
 MODEL_NAME = "myofullbody"
 N_MUSCLES = 416
@@ -112,238 +111,24 @@ def load_spec() -> mujoco.MjSpec:
     return spec
 
 
-def build_model(
-    add_props: Callable[[mujoco.MjSpec], None] | None = None,
-    memory_bytes: int = DEFAULT_MEMORY_BYTES,
-) -> mujoco.MjModel:
-    """Compile MyoFullBody plus a task's props into an ``MjModel``.
-
-    ``add_props(spec)`` may add bodies, geoms, sites or mocap bodies to the
-    world; it must not rename or remove anything of the body.
-    """
-    if memory_bytes < 1024 * 1024:
-        raise ValueError(f"memory_bytes={memory_bytes} is too small; use at least 1 MiB")
-    spec = load_spec()
-    if add_props is not None:
-        add_props(spec)
-    spec.memory = int(memory_bytes)
-    return spec.compile()
-
-
-def _ids(model: mujoco.MjModel, kind: mujoco.mjtObj, names: dict[str, str]) -> dict[str, int]:
-    out = {}
-    for role, name in names.items():
-        idx = mujoco.mj_name2id(model, kind, name)
-        if idx < 0:
-            raise ValueError(f"model has no {kind.name} named {name!r} (role {role!r})")
-        out[role] = idx
-    return out
+#: MyoFullBody as a :class:`~mskbench.body.base.Body`: 1 ms physics steps, 10 per control step.
+MYOFULLBODY = Body(
+    name=MODEL_NAME,
+    load_spec=load_spec,
+    timestep_s=0.001,
+    frame_skip=10,
+    n_muscles=N_MUSCLES,
+    root=BODY_NAMES["root"],
+    free_joint="root",
+    parts={k: v for k, v in BODY_NAMES.items() if k != "root"},
+    joints=JOINT_NAMES,
+    touch_sensors=TOUCH_SENSORS,
+    forward_local=tuple(FORWARD_LOCAL),
+    memory_bytes=DEFAULT_MEMORY_BYTES,
+    camera="track",
+)
 
 
-@dataclass(frozen=True)
-class JointCouplings:
-    """The model's joint-equality constraints ``y - y0 = Σ_k c_k (x - x0)^k``.
-
-    ``dep`` are the qpos addresses of the dependent joints, ``drv`` of the driving
-    joints (``-1``: the joint is held at ``y0 + c_0``). Rows are ordered so that
-    a driver is always resolved before anything it drives.
-    """
-
-    dep: np.ndarray
-    drv: np.ndarray
-    coef: np.ndarray  # (n, 5)
-    dep0: np.ndarray
-    drv0: np.ndarray
-
-    @classmethod
-    def from_model(cls, model: mujoco.MjModel) -> "JointCouplings":
-        rows = []
-        for i in range(model.neq):
-            if int(model.eq_type[i]) != int(mujoco.mjtEq.mjEQ_JOINT) or not model.eq_active0[i]:
-                continue
-            j1, j2 = int(model.eq_obj1id[i]), int(model.eq_obj2id[i])
-            dep = int(model.jnt_qposadr[j1])
-            drv = int(model.jnt_qposadr[j2]) if j2 >= 0 else -1
-            rows.append((dep, drv, model.eq_data[i, :5].copy()))
-        deps = {r[0] for r in rows}
-        ordered, done = [], set()
-        while rows:  # topological order: drivers first
-            ready = [r for r in rows if r[1] < 0 or r[1] not in deps or r[1] in done]
-            if not ready:
-                raise ValueError("joint couplings form a cycle")
-            for r in ready:
-                ordered.append(r)
-                done.add(r[0])
-                rows.remove(r)
-        dep = np.array([r[0] for r in ordered], dtype=np.int64)
-        drv = np.array([r[1] for r in ordered], dtype=np.int64)
-        coef = np.array([r[2] for r in ordered]).reshape(-1, 5)
-        return cls(
-            dep=dep,
-            drv=drv,
-            coef=coef,
-            dep0=model.qpos0[dep].copy(),
-            drv0=np.where(drv >= 0, model.qpos0[np.maximum(drv, 0)], 0.0),
-        )
-
-    def apply(self, qpos: np.ndarray, qvel_map: np.ndarray | None = None,
-              qvel: np.ndarray | None = None) -> None:
-        """Set every dependent joint from its driver, in place.
-
-        With ``qvel`` (and ``qvel_map``: qpos address → dof address for hinge and
-        slide joints) the dependent velocities are set from the chain rule too.
-        """
-        powers = np.arange(5)
-        for k in range(len(self.dep)):
-            d, s, c = self.dep[k], self.drv[k], self.coef[k]
-            x = qpos[s] - self.drv0[k] if s >= 0 else 0.0
-            qpos[d] = self.dep0[k] + float(np.sum(c * x**powers))
-            if qvel is not None and qvel_map is not None:
-                if s >= 0:
-                    slope = float(np.sum(c[1:] * powers[1:] * x ** (powers[1:] - 1)))
-                    qvel[qvel_map[d]] = slope * qvel[qvel_map[s]]
-                else:
-                    qvel[qvel_map[d]] = 0.0
-
-    def residual(self, qpos: np.ndarray) -> np.ndarray:
-        """Constraint violation of each coupling for ``qpos`` (rad or m)."""
-        powers = np.arange(5)
-        x = np.where(self.drv >= 0, qpos[np.maximum(self.drv, 0)] - self.drv0, 0.0)
-        return qpos[self.dep] - self.dep0 - np.sum(self.coef * x[:, None] ** powers, axis=1)
-
-
-@dataclass(frozen=True)
-class BodyHandles:
-    """Indices into a compiled model that tasks use; resolved once per model.
-
-    Body ids index ``xpos``/``xmat``/``xipos``/``cvel``; ``*_qpos`` are qpos
-    addresses; ``joint_qpos`` / ``joint_dof`` are the humanoid's non-root
-    joints. Task props with joints of their own (a door hinge, a free cube)
-    come after the humanoid: its state is ``qpos[:nq_body]``, ``qvel[:nv_body]``.
-    """
-
-    nq: int
-    nv: int
-    nu: int
-    nq_body: int
-    nv_body: int
-    bodies: dict[str, int]
-    joints_qpos: dict[str, int]
-    joint_qpos: np.ndarray
-    joint_dof: np.ndarray
-    qvel_of_qpos: np.ndarray  # qpos address -> dof address (hinge/slide); -1 otherwise
-    body_tree: np.ndarray  # ids of the bodies that belong to the humanoid
-    body_mass: np.ndarray  # masses of body_tree (kg)
-    total_mass: float
-    touch_adr: np.ndarray
-    muscle_ids: np.ndarray
-    muscle_act_adr: np.ndarray  # index of each muscle's activation in ``act``
-    muscle_force_nominal: np.ndarray  # peak isometric force F0 (N), as compiled
-    muscle_names: tuple[str, ...]
-    couplings: JointCouplings
-    forward_local: np.ndarray = field(default_factory=lambda: FORWARD_LOCAL.copy())
-
-    @classmethod
-    def from_model(cls, model: mujoco.MjModel) -> "BodyHandles":
-        bodies = _ids(model, mujoco.mjtObj.mjOBJ_BODY, BODY_NAMES)
-        jids = _ids(model, mujoco.mjtObj.mjOBJ_JOINT, JOINT_NAMES)
-        root_joint = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, "root")
-        if root_joint < 0 or int(model.jnt_type[root_joint]) != int(mujoco.mjtJoint.mjJNT_FREE):
-            raise ValueError("MyoFullBody must have a free joint named 'root'")
-        root = bodies["root"]
-        tree = np.array([b for b in range(model.nbody) if model.body_rootid[b] == root], dtype=np.int64)
-        in_tree = set(tree.tolist())
-        qvel_of_qpos = np.full(model.nq, -1, dtype=np.int64)
-        jq, jd = [], []
-        body_joints = [j for j in range(model.njnt) if int(model.jnt_bodyid[j]) in in_tree]
-        for j in range(model.njnt):
-            if int(model.jnt_type[j]) in (int(mujoco.mjtJoint.mjJNT_HINGE), int(mujoco.mjtJoint.mjJNT_SLIDE)):
-                qvel_of_qpos[model.jnt_qposadr[j]] = model.jnt_dofadr[j]
-                if j in body_joints and j != root_joint:
-                    jq.append(model.jnt_qposadr[j])
-                    jd.append(model.jnt_dofadr[j])
-        if body_joints != list(range(len(body_joints))):
-            raise ValueError("the humanoid's joints must come first in the model (add props after it)")
-        n_body = len(body_joints)  # the humanoid's coordinates end where the first prop joint's begin
-        nq_body = int(model.jnt_qposadr[n_body]) if n_body < model.njnt else model.nq
-        nv_body = int(model.jnt_dofadr[n_body]) if n_body < model.njnt else model.nv
-        touch = []
-        for name in TOUCH_SENSORS:
-            sid = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_SENSOR, name)
-            if sid < 0:
-                raise ValueError(f"model has no touch sensor {name!r}")
-            touch.append(model.sensor_adr[sid])
-        if model.nu != N_MUSCLES:
-            raise ValueError(f"expected {N_MUSCLES} actuators (all muscles), model has {model.nu}")
-        muscles = np.array(
-            [i for i in range(model.nu) if int(model.actuator_gaintype[i]) == int(mujoco.mjtGain.mjGAIN_MUSCLE)],
-            dtype=np.int64,
-        )
-        return cls(
-            nq=model.nq,
-            nv=model.nv,
-            nu=model.nu,
-            nq_body=nq_body,
-            nv_body=nv_body,
-            bodies=bodies,
-            joints_qpos={k: int(model.jnt_qposadr[v]) for k, v in jids.items()},
-            joint_qpos=np.array(jq, dtype=np.int64),
-            joint_dof=np.array(jd, dtype=np.int64),
-            qvel_of_qpos=qvel_of_qpos,
-            body_tree=tree,
-            body_mass=model.body_mass[tree].copy(),
-            total_mass=float(model.body_mass[tree].sum()),
-            touch_adr=np.array(touch, dtype=np.int64),
-            muscle_ids=muscles,
-            muscle_act_adr=model.actuator_actadr[muscles].astype(np.int64),
-            muscle_force_nominal=model.actuator_gainprm[muscles, 2].copy(),
-            muscle_names=tuple(model.actuator(int(i)).name for i in muscles),
-            couplings=JointCouplings.from_model(model),
-        )
-
-
-def default_qpos(model: mujoco.MjModel, handles: BodyHandles) -> np.ndarray:
-    """The neutral standing configuration, facing +x, couplings satisfied.
-
-    The shipped ``qpos0`` violates the knee couplings by up to 5 cm / 0.05 rad
-    (their polynomials have non-zero constant terms); this resolves them.
-    """
-    qpos = model.qpos0.copy()
-    handles.couplings.apply(qpos)
-    return qpos
-
-
-def set_pose(model: mujoco.MjModel, handles: BodyHandles, qpos: np.ndarray,
-             qvel: np.ndarray | None = None) -> None:
-    """Make ``qpos`` (and ``qvel``) consistent with the joint couplings, in place."""
-    handles.couplings.apply(qpos, handles.qvel_of_qpos, qvel)
-
-
-def place_on_ground(model: mujoco.MjModel, data: mujoco.MjData, handles: BodyHandles,
-                    floor_geom: str = "floor", clearance_m: float = 0.0) -> float:
-    """Shift the root vertically so the lowest colliding geom of the body touches the floor.
-
-    Uses ``data.qpos``; runs forward kinematics, measures signed distances
-    between every colliding body geom and the floor, moves the root by the
-    smallest one minus ``clearance_m``. Returns the shift applied (m).
-    """
-    floor = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_GEOM, floor_geom)
-    if floor < 0:
-        raise ValueError(f"scene has no geom named {floor_geom!r}")
-    mujoco.mj_kinematics(model, data)
-    tree = set(handles.body_tree.tolist())
-    fromto = np.zeros(6)
-    dmin = np.inf
-    for g in range(model.ngeom):
-        if model.geom_bodyid[g] not in tree:
-            continue
-        if not (model.geom_contype[g] & model.geom_conaffinity[floor]
-                or model.geom_conaffinity[g] & model.geom_contype[floor]):
-            continue
-        dmin = min(dmin, mujoco.mj_geomDistance(model, data, floor, g, 10.0, fromto))
-    if not np.isfinite(dmin):
-        raise ValueError("no body geom can collide with the floor")
-    shift = -(dmin - clearance_m)
-    data.qpos[2] += shift
-    mujoco.mj_kinematics(model, data)
-    return float(shift)
+def build_model(add_props=None, memory_bytes: int = DEFAULT_MEMORY_BYTES) -> mujoco.MjModel:
+    """Compile MyoFullBody plus a task's props (:meth:`Body.build_model <mskbench.body.base.Body.build_model>`)."""
+    return MYOFULLBODY.build_model(add_props, memory_bytes=memory_bytes)

@@ -7,7 +7,7 @@ import logging
 import mujoco
 import numpy as np
 
-from mskbench.body.myofullbody import BodyHandles
+from mskbench.body.base import BodyHandles
 from mskbench.sim.state import StateView
 
 log = logging.getLogger(__name__)

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from mskbench.body.myofullbody import BodyHandles
+from mskbench.body.base import BodyHandles
 
 
 def _normalize(xp, v, eps: float = 1e-9):
@@ -40,15 +40,19 @@ def quat_tilt(xp, quat):
 
 
 class StateView:
-    """Derived kinematic, dynamic and muscle quantities of one physics state.
+    """Derived kinematic, dynamic and muscle quantities of one physics state, for any body.
 
     Parameters
     ----------
     data:
         Object with ``qpos, qvel, xpos, xmat, xquat, xipos, cvel, subtree_com,
-        act, actuator_length, actuator_velocity, actuator_force, sensordata``.
+        act, ctrl, actuator_length, actuator_velocity, actuator_force,
+        qfrc_actuator, sensordata`` (:data:`mskbench.sim.batched.VIEW_FIELDS`).
     handles:
-        Indices resolved from the compiled model.
+        Indices resolved from the compiled model of a body
+        (:class:`~mskbench.body.base.BodyHandles`). Parts are addressed by the
+        body's roles; the humanoid's conveniences (feet, torso, heading) need a
+        body that has those parts.
     xp:
         Array namespace (``numpy`` or ``jax.numpy``).
     """
@@ -71,12 +75,12 @@ class StateView:
 
     @cached_property
     def q_joints(self):
-        """Non-root joint positions (122,) in model order."""
+        """The body's joint positions other than a free root, in model order (MyoFullBody: 122)."""
         return self.data.qpos[self.h.joint_qpos]
 
     @cached_property
     def qdot_joints(self):
-        """Non-root joint velocities (122,)."""
+        """The body's joint velocities other than a free root (MyoFullBody: 122)."""
         return self.data.qvel[self.h.joint_dof]
 
     def joint(self, role: str):
@@ -94,21 +98,27 @@ class StateView:
         return quat_tilt(self.xp, self.root_quat)
 
     # -- bodies -----------------------------------------------------------------
+    def _body(self, role: str) -> int:
+        try:
+            return self.h.bodies[role]
+        except KeyError:
+            raise KeyError(f"{self.h.body} has no part {role!r}; its parts: {', '.join(self.h.bodies)}") from None
+
     def pos(self, role: str):
         """World position of a named body's origin (3,), m."""
-        return self.data.xpos[self.h.bodies[role]]
+        return self.data.xpos[self._body(role)]
 
     def rot(self, role: str):
         """World rotation matrix of a named body (3, 3)."""
-        return self.xp.reshape(self.data.xmat[self.h.bodies[role]], (3, 3))
+        return self.xp.reshape(self.data.xmat[self._body(role)], (3, 3))
 
     def quat(self, role: str):
         """World orientation quaternion of a named body (4,)."""
-        return self.data.xquat[self.h.bodies[role]]
+        return self.data.xquat[self._body(role)]
 
     def vel(self, role: str):
         """World linear velocity of a named body's origin (3,), m/s."""
-        return self.body_vel(self.h.bodies[role], self.h.bodies["root"])
+        return self.body_vel(self._body(role), self.h.bodies["root"])
 
     # -- any body by model id (task props: ids resolved once in ``Task.bind``) ----------
     def body_pos(self, body_id: int):
@@ -223,17 +233,17 @@ class StateView:
     # -- muscles ----------------------------------------------------------------
     @cached_property
     def muscle_length(self):
-        """Muscle-tendon actuator lengths (416,), m."""
+        """Muscle-tendon actuator lengths (one per muscle), m."""
         return self.data.actuator_length[self.h.muscle_ids]
 
     @cached_property
     def muscle_velocity(self):
-        """Muscle-tendon actuator velocities (416,), m/s."""
+        """Muscle-tendon actuator velocities (one per muscle), m/s."""
         return self.data.actuator_velocity[self.h.muscle_ids]
 
     @cached_property
     def muscle_force(self):
-        """Muscle forces normalised by the nominal peak isometric force F0 (416,).
+        """Muscle forces normalised by the nominal peak isometric force F0 (one per muscle).
 
         Negative when pulling; ``−1`` is the nominal isometric maximum.
         """
@@ -241,10 +251,21 @@ class StateView:
 
     @cached_property
     def activation(self):
-        """Muscle activations ``a`` in [0, 1] (416,)."""
+        """Muscle activations ``a`` in [0, 1] (one per muscle)."""
         return self.data.act[self.h.muscle_act_adr]
 
     @cached_property
+    def excitation(self):
+        """Muscle excitations ``u`` in [0, 1] held during the step that reached this state (one per muscle)."""
+        return self.data.ctrl[self.h.muscle_ids]
+
+    @cached_property
+    def joint_torque(self):
+        """Generalised forces the muscles produce on the body's joints other than a free root (N m)."""
+        return self.data.qfrc_actuator[self.h.joint_dof]
+
+    @cached_property
     def touch(self):
-        """Touch sensor readings (N): left heel, left toes, right heel, right toes."""
+        """Touch sensor readings (N), in the body's ``touch_sensors`` order (MyoFullBody: left heel,
+        left toes, right heel, right toes)."""
         return self.data.sensordata[self.h.touch_adr]
