@@ -19,8 +19,8 @@ from mskbench.envs import MSKEnv
 from mskbench.envs.observation import flatten, observation_blocks
 from mskbench.sim.state import StateView
 
-FIELDS = ("qpos", "qvel", "xpos", "xmat", "xquat", "xipos", "cvel", "subtree_com", "act",
-          "actuator_length", "actuator_velocity", "actuator_force", "sensordata")
+FIELDS = ("qpos", "qvel", "xpos", "xmat", "xquat", "xipos", "cvel", "subtree_com", "act", "ctrl",
+          "actuator_length", "actuator_velocity", "actuator_force", "qfrc_actuator", "sensordata")
 
 
 def as_jax(data) -> SimpleNamespace:
@@ -60,7 +60,7 @@ def moving_state(env: MSKEnv, seed: int = 3, steps: int = 5) -> None:
     env.reset(seed=seed)
     rng = np.random.default_rng(0)
     for _ in range(steps):
-        _, _, terminated, truncated, _ = env.step(rng.uniform(-1, 1, 416).astype(np.float32))
+        _, _, terminated, truncated, _ = env.step(rng.uniform(-1, 1, env.n_muscles).astype(np.float32))
         if terminated or truncated:
             env.reset(seed=seed + 1)
 
@@ -91,8 +91,9 @@ def check_numpy_jax_parity(env: MSKEnv) -> None:
     term_jx = env.task.termination(view_jx, ts_jx, jnp)
     assert {k: bool(v) for k, v in term_np.items()} == {k: bool(v) for k, v in term_jx.items()}
 
-    obs_np = flatten(observation_blocks(view_np, env.task.observation(view_np, ts_np, np), np), np)
-    obs_jx = flatten(observation_blocks(view_jx, env.task.observation(view_jx, ts_jx, jnp), jnp), jnp)
+    blocks = env.task.body.observation
+    obs_np = flatten(observation_blocks(view_np, blocks, env.task.observation(view_np, ts_np, np)), np)
+    obs_jx = flatten(observation_blocks(view_jx, blocks, env.task.observation(view_jx, ts_jx, jnp)), jnp)
     np.testing.assert_allclose(np.asarray(obs_jx), obs_np, rtol=1e-6, atol=1e-6)
 
     for steps, terminated in ((1, False), (env.task.horizon, False), (env.task.horizon, True)):
@@ -114,7 +115,7 @@ def check_traces_under_jit(env: MSKEnv) -> None:
         ts = env.task.advance(view, ts, jnp)
         terms = env.task.reward_terms(view, ts, jnp)
         done = env.task.termination(view, ts, jnp)
-        obs = flatten(observation_blocks(view, env.task.observation(view, ts, jnp), jnp), jnp)
+        obs = flatten(observation_blocks(view, env.task.body.observation, env.task.observation(view, ts, jnp)), jnp)
         return ts, terms, done, obs, env.task.success(ts, 5, False, jnp)
 
     _, terms, done, obs, _ = step_logic(fields, ts)
@@ -143,7 +144,8 @@ def check_contract(env: MSKEnv) -> None:
         assert re.search(rf"\b{re.escape(term)}\b", doc), f"{task.name}: reward term {term!r} not in the module docstring"
     assert task.horizon >= 1
     layout = dict(env.obs_layout)
-    assert layout["qpos"] == slice(0, 127) and layout["qvel"] == slice(127, 255)
+    if task.body.name == "myofullbody":
+        assert layout["qpos"] == slice(0, 127) and layout["qvel"] == slice(127, 255)
     for seed in (0, 1, 2):
         obs, info = env.reset(seed=seed)
         assert np.isfinite(obs).all(), f"{task.name}: non-finite initial observation (seed {seed})"
@@ -156,11 +158,82 @@ def check_contract(env: MSKEnv) -> None:
             assert isinstance(v, (np.ndarray, np.generic)), f"{task.name}: task state {k!r} is {type(v)}"
 
 
+def check_device_resets(env: MSKEnv, n: int = 16) -> None:
+    """Starts drawn on the device: ``randomize(start(ctx), KeyRandom(k), jnp)`` under ``jax.jit`` and
+    ``jax.vmap`` over ``n`` keys, with x64 off (float32/int32), as the batched environment draws them.
+
+    * the task state has the host draw's keys and shapes;
+    * ``qpos``/``qvel`` are finite float32, and every limited joint the host draw keeps within its
+      range stays within it (to float32 rounding);
+    * a random start (the task overrides ``randomize``) gives pairwise-distinct draws; a fixed start
+      gives the host's start in every world.
+    """
+    import jax
+    import jax.numpy as jnp
+
+    from mskbench.tasks.base import KeyRandom, Task
+
+    task, ctx, model = env.task, env._ctx, env.model
+    assert task.device_resets, f"{task.name} draws its starts on the host"
+    host = task.initial_state(ctx, np.random.default_rng(0))
+    start = task.start(ctx)
+
+    def draw(key):
+        init = task.randomize(start, KeyRandom(key), jnp)
+        return init.qpos, init.qvel, init.task_state
+
+    with jax.enable_x64(False):
+        qpos, qvel, ts = jax.jit(jax.vmap(draw))(jax.random.split(jax.random.PRNGKey(0), n))
+    qpos, qvel = np.asarray(qpos), np.asarray(qvel)
+    ts = {k: np.asarray(v) for k, v in ts.items()}
+
+    assert set(ts) == set(host.task_state), f"{task.name}: device task-state keys {sorted(ts)}"
+    for k, v in ts.items():
+        assert v.shape == (n, *np.shape(host.task_state[k])), f"{task.name}: task state {k!r} has shape {v.shape}"
+    assert qpos.shape == (n, model.nq) and qvel.shape == (n, model.nv)
+    assert qpos.dtype == qvel.dtype == np.float32, f"{task.name}: device draw is {qpos.dtype}, not float32"
+    assert np.isfinite(qpos).all() and np.isfinite(qvel).all(), f"{task.name}: non-finite device draw"
+
+    hinge_or_slide = (mujoco.mjtJoint.mjJNT_HINGE, mujoco.mjtJoint.mjJNT_SLIDE)
+    for j in range(model.njnt):
+        if not model.jnt_limited[j] or model.jnt_type[j] not in hinge_or_slide:
+            continue
+        adr, (lo, hi) = model.jnt_qposadr[j], model.jnt_range[j]
+        if lo <= host.qpos[adr] <= hi:
+            q = qpos[:, adr]
+            assert np.all((q >= lo - 1e-5) & (q <= hi + 1e-5)), \
+                f"{task.name}: joint {model.joint(j).name} leaves [{lo}, {hi}] on the device: {q.min()}..{q.max()}"
+
+    rows = np.concatenate([qpos, qvel, *(v.reshape(n, -1).astype(np.float64) for v in ts.values())], axis=1)
+    if type(task).randomize is not Task.randomize:
+        assert len({r.tobytes() for r in rows}) == n, f"{task.name}: device draws repeat across keys"
+    else:
+        assert len({r.tobytes() for r in rows}) == 1, f"{task.name}: a fixed start differs across keys"
+        np.testing.assert_allclose(qpos[0], host.qpos, rtol=1e-6, atol=1e-6, err_msg=f"{task.name}: qpos")
+        np.testing.assert_allclose(qvel[0], host.qvel, rtol=1e-6, atol=1e-6, err_msg=f"{task.name}: qvel")
+
+
+def check_placement_ignores_root_xy(env: MSKEnv, seeds=range(4)) -> None:
+    """For a task whose ``randomize`` moves the start's root over the flat floor: ground placement
+    (:meth:`InitContext.pose`) of the start pose at a drawn root ``x, y`` gives, bit for bit, the
+    placement at the origin with only ``x, y`` changed. So shifting a start placed once is exactly
+    placing it where the episode starts (what the old host sampler did)."""
+    ctx, task = env._ctx, env.task
+    start = task.start(ctx).qpos
+    at_origin = ctx.pose(base=start)
+    for seed in seeds:
+        xy = tuple(float(v) for v in task.initial_state(ctx, np.random.default_rng(seed)).qpos[:2])
+        assert xy != (0.0, 0.0)
+        placed = ctx.pose(base=start, root_xy=xy)
+        np.testing.assert_array_equal(placed[:2], xy)
+        np.testing.assert_array_equal(placed[2:], at_origin[2:], err_msg=f"{task.name}: placement depends on x, y")
+
+
 def check_zero_action_rollout(env: MSKEnv, steps: int = 50) -> None:
     """Half excitation (action 0) from seed 0 for ``steps`` steps: finite, never physics-unstable."""
     env.reset(seed=0)
     for _ in range(steps):
-        obs, reward, terminated, truncated, info = env.step(np.zeros(416, np.float32))
+        obs, reward, terminated, truncated, info = env.step(np.zeros(env.n_muscles, np.float32))
         assert np.isfinite(obs).all() and np.isfinite(reward), f"{env.task.name}: non-finite step"
         assert info["termination"] != "physics_unstable", f"{env.task.name}: physics unstable"
         if terminated or truncated:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 from contract import check_numpy_jax_parity, check_traces_under_jit, moving_state
 
-import mskbench
+from mskbench.tasks import REGISTRY
 
 jax = pytest.importorskip("jax", reason="JAX not installed (pip install -e '.[test]')")
 
@@ -27,14 +27,14 @@ def _float64():
     jax.clear_caches()
 
 
-@pytest.mark.parametrize("task", mskbench.TASK_IDS)
+@pytest.mark.parametrize("task", list(REGISTRY))
 def test_task_functions_match_between_numpy_and_jax(shared_envs, task):
     env = shared_envs(task)
     moving_state(env)
     check_numpy_jax_parity(env)
 
 
-@pytest.mark.parametrize("task", mskbench.TASK_IDS)
+@pytest.mark.parametrize("task", list(REGISTRY))
 def test_task_functions_trace_under_jit(shared_envs, task):
     env = shared_envs(task)
     moving_state(env, seed=1, steps=1)

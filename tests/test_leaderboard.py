@@ -14,7 +14,7 @@ from mskbench.eval.leaderboard import (
     format_leaderboard,
     read_results_csv,
 )
-from mskbench.tasks.catalog import PAPER_TASKS
+from mskbench.catalog import SUITE as PAPER_TASKS
 
 HEADER = "task,method,perturbation,scale,success_rate"
 ACT = (0, 0.05, 0.10, 0.15, 0.20)  # action / dynamics scales (App. A-B2)
@@ -157,7 +157,7 @@ def test_paper_table_ii_all_is_task_weighted():
     [
         pytest.param(["task,method,perturbation,scale", "Stand,A,none,,50"], ["success_rate", HEADER], id="missing-column"),
         pytest.param([HEADER + ",seed", "Stand,A,none,,50,1"], ["unexpected", "seed", HEADER], id="extra-column"),
-        pytest.param([HEADER, "Stand,A,none,,50", "Flyy,A,none,,50"], ["line 3", "Flyy", "valid task ids", "Stand", "PoleWalk"], id="unknown-task"),
+        pytest.param([HEADER, "Stand,A,none,,50", "Flyy,A,none,,50"], ["line 3", "Flyy", "valid suite task ids", "Stand", "PoleWalk"], id="unknown-task"),
         pytest.param([HEADER, "Stand,A,wind,0.1,50"], ["line 2", "wind", "none, action, observation, dynamics"], id="unknown-perturbation"),
         pytest.param([HEADER, "Stand,A,none,,120"], ["line 2", "percent", "[0, 100]"], id="sr-above-100"),
         pytest.param([HEADER, "Stand,A,none,,-1"], ["line 2", "percent"], id="sr-negative"),

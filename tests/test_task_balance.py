@@ -429,6 +429,27 @@ def test_catch_initial_state_and_throw(catch_env):
     assert np.ptp(np.array(spawns), axis=0).min() > 1e-3  # random from the seed
 
 
+def test_catch_throws_are_drawn_per_world_on_the_device(catch_env):
+    """The batched environment draws every world's throw on the device (``Catch.randomize`` with JAX
+    keys, float32): each world its own spawn, each a throw at the basket as on the CPU."""
+    jax = pytest.importorskip("jax")
+    from mskbench.jax_env import TaskJaxEnv
+
+    jenv = TaskJaxEnv("Catch", 4, impl="cpu", reset_bank=8)
+    assert jenv.device_resets
+    obs = np.asarray(jax.jit(jenv.reset)(jax.random.PRNGKey(0)).obs, dtype=np.float64)
+    lay = jenv.obs_layout
+    p0, v0 = obs[:, lay["task/cube_pos"]], obs[:, lay["task/cube_vel"]]  # cube relative to the chest
+    assert len({row.tobytes() for row in p0}) == 4 and len({row.tobytes() for row in v0}) == 4
+    catch_env.reset(seed=0)
+    s = catch_env.sim.view()
+    basket = 0.5 * (s.pos("hand_l") + s.pos("hand_r")) - s.pos("chest")
+    for p, v in zip(p0, v0):
+        assert 1.8 <= p[0] - basket[0] <= 2.4 and v[0] < -2.0
+        miss, t_hit = _ballistic_miss(p, v, catch_env.model.opt.gravity, basket)
+        assert miss < 0.05 * np.sqrt(3) + 1e-3 and 0.5 < t_hit < 0.8
+
+
 def test_catch_cube_flies_ballistically(catch_env):
     env = catch_env
     task = env.task
@@ -603,17 +624,16 @@ def test_mjx_data_gives_the_cpu_signals(name, request):
 
     jnp = jax.numpy
     env = request.getfixturevalue(name)
-    jenv = TaskJaxEnv(type(env.task)(), num_envs=1, impl="jax", init_bank=1, check_memory=False,
-                      precompute_resets=False)
+    jenv = TaskJaxEnv(type(env.task)(), num_envs=1, impl="jax", reset_bank=1, check_memory=False)
     moving_state(env, seed=5, steps=4)
     ts = env.task_state
     view = StateView(env.data, env.handles, np)
-    ts_np, terms, conds, terminated, success = step_signals(env.task, view, ts, 1000, np)
-    obs = env._observe(view, ts_np)
+    sig = step_signals(env.task, view, ts, 1000, np)
+    obs = env._observe(view, sig.ts)
     out = jax.jit(jenv.signals)(mjx.put_data(jenv.model, env.data), {k: jnp.asarray(v) for k, v in ts.items()},
                                 jnp.int32(1000))
     np.testing.assert_allclose(np.asarray(out["obs"]), obs, rtol=1e-4, atol=1e-4)
-    for k, v in terms.items():
+    for k, v in sig.terms.items():
         assert float(out["reward_terms"][k]) == pytest.approx(float(v), rel=1e-4, abs=1e-5), k
-    assert {k: bool(v) for k, v in out["conditions"].items()} == {k: bool(v) for k, v in conds.items()}
-    assert bool(out["success"]) == bool(success)
+    assert {k: bool(v) for k, v in out["conditions"].items()} == {k: bool(v) for k, v in sig.conditions.items()}
+    assert bool(out["success"]) == bool(sig.success)

@@ -485,17 +485,17 @@ def test_batched_cpu_backend_follows_the_cpu_env(task_cls):
         t.horizon = 15
         return t
 
-    jenv = make(short(), num_envs=1, impl="cpu", init_bank=1)
+    jenv = make(short(), num_envs=1, impl="cpu", reset_bank=1)
     state = jenv.reset_to([5])
     cenv = MSKEnv(short())
     obs, _ = cenv.reset(seed=5)
-    np.testing.assert_allclose(np.asarray(state["obs"][0]), obs, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(np.asarray(state.obs[0]), obs, rtol=1e-5, atol=1e-5)
     for _ in range(15):
         state, out = jenv.step(state, jnp.zeros((1, 416), jnp.float32), auto_reset=False)
         obs, reward, term, trunc, info = cenv.step(np.zeros(416, np.float32))
-        np.testing.assert_allclose(np.asarray(out["obs"][0]), obs, rtol=1e-4, atol=1e-4)
-        assert float(out["reward"][0]) == pytest.approx(reward, rel=1e-5, abs=1e-5)
-        assert bool(out["success"][0]) == info["success"]
+        np.testing.assert_allclose(np.asarray(out.obs[0]), obs, rtol=1e-4, atol=1e-4)
+        assert float(out.reward[0]) == pytest.approx(reward, rel=1e-5, abs=1e-5)
+        assert bool(out.success[0]) == info["success"]
         if term or trunc:
             break
     assert trunc and info["termination"] == "time_limit"

@@ -66,7 +66,7 @@ def test_initial_state_touches_no_prop_and_is_finite(envs, name):
 def test_hurdle_props(hurdle_env):
     env = hurdle_env
     m = env.model
-    for k, x in enumerate(Hurdle.hurdle_x):
+    for k, x in enumerate(env.task.hurdle_x):
         g = m.geom(f"hurdle_{k}")
         assert m.geom_type[g.id] == mujoco.mjtGeom.mjGEOM_CAPSULE
         np.testing.assert_allclose(m.geom_pos[g.id], [x, 0.0, 0.075])
@@ -77,7 +77,7 @@ def test_hurdle_props(hurdle_env):
     env.reset(seed=0)
     foot = env.sim.view().pos("foot_l")
     toes = env.sim.view().pos("toes_l")
-    env.data.qpos[0] += Hurdle.hurdle_x[0] - 0.5 * (foot[0] + toes[0])
+    env.data.qpos[0] += env.task.hurdle_x[0] - 0.5 * (foot[0] + toes[0])
     forward(env)
     assert any("hurdle_0" in pair for pair in _prop_contacts(env, "hurdle_"))
     env.data.qpos[2] += 0.16
@@ -94,7 +94,7 @@ def test_hurdle_initial_state_and_observation(hurdle_env):
         assert -0.5 <= x <= 0.0
         xs.append(x)
         lay = env.obs_layout
-        np.testing.assert_allclose(obs[lay["task/hurdle"]], [Hurdle.hurdle_x[0] - x, 0.15], atol=1e-6)
+        np.testing.assert_allclose(obs[lay["task/hurdle"]], [env.task.hurdle_x[0] - x, 0.15], atol=1e-6)
         np.testing.assert_allclose(obs[lay["task/phase"]], [0.0, 1.0], atol=1e-7)
         assert info["success_trace"] == {"cleared": 0, "passed": 0}
     assert len(set(np.round(xs, 6))) == 4  # the start is drawn per episode
@@ -322,7 +322,7 @@ def test_walk_turn_novice_protection_and_termination(walk_turn_env):
 
 
 def test_walk_turn_protection_in_env(walk_turn_env):
-    from mskbench.body.myofullbody import place_on_ground
+    from mskbench.body.base import place_on_ground
 
     env = walk_turn_env
     env.reset(seed=0)

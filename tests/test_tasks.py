@@ -2,13 +2,38 @@
 
 from __future__ import annotations
 
+import dataclasses
+import sys
+
 import mujoco
 import numpy as np
 import pytest
 from contract import forward, rotate_root, ts_copy
 
+import mskbench
 from mskbench.sim import StateView, quat_tilt
-from mskbench.tasks import Reach, Stand, Walk
+from mskbench.tasks import REGISTRY, Reach, Stand, Walk, make_task
+
+
+# -- options ------------------------------------------------------------------------------
+@pytest.mark.parametrize("name", mskbench.TASK_IDS)
+def test_options_are_documented_config_fields(name):
+    """Every option is a field of the task's frozen ``Config`` with a one-line description, named in
+    the module docstring, and an attribute of the task at its default; overrides reach the attribute."""
+    cls = REGISTRY[name]
+    task = cls()
+    assert dataclasses.is_dataclass(cls.Config) and cls.Config.__dataclass_params__.frozen
+    assert task.config == cls.default_config()
+    doc = sys.modules[cls.__module__].__doc__
+    for key, (default, text) in cls.options().items():
+        assert text and "\n" not in text, f"{name}.{key}: no one-line description"
+        assert f"``{key}``" in doc, f"{name}: option {key!r} not named in the module docstring"
+        assert getattr(task, key) == default
+    key, (default, _) = next(iter(cls.options().items()))
+    value = tuple(v + 0.01 for v in default) if isinstance(default, tuple) else default + 1
+    assert getattr(make_task(name, **{key: value}), key) == value
+    with pytest.raises(ValueError, match="has no option 'no_such_option'"):
+        make_task(name, no_such_option=1)
 
 
 # -- StateView --------------------------------------------------------------------------
@@ -235,7 +260,7 @@ def test_reach_initial_state(reach_env):
     assert int(ts["target_idx"]) == 0 and int(ts["touches"]) == 0 and int(ts["steps_on_target"]) == 0
     pelvis = reach_env.sim.view().pelvis_pos
     rel = ts["targets"] - np.array([pelvis[0], pelvis[1], 0.0])
-    assert np.all(rel >= Reach.target_low) and np.all(rel <= Reach.target_high)
+    assert np.all(rel >= reach_env.task.target_low) and np.all(rel <= reach_env.task.target_high)
     delta = obs[reach_env.obs_layout["task/delta_p_reach"]]
     np.testing.assert_allclose(delta, ts["targets"][0] - reach_env.sim.view().pos("hand_r"), atol=1e-6)
     assert min(reach_env.sim.view().knee_heights) > 0.15

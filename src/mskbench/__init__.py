@@ -1,28 +1,44 @@
 """mskbench: a full-body musculoskeletal motor-control benchmark.
 
-Importing the package registers one Gymnasium id per task,
+Importing the package registers one Gymnasium id per task of the catalog,
 ``mskbench/<Task>-v0`` (e.g. ``gymnasium.make("mskbench/Stand-v0")``). The
-import is light: MuJoCo and the model load only when an env is made.
+import is light: MuJoCo and the model load only when an env is made, JAX only
+when something trains.
+
+``mskbench.train(task, algo="ppo", backend="cpu", ...)`` trains a policy and
+returns a :class:`~mskbench.training.Run` (:mod:`mskbench.training`).
 """
+
+from __future__ import annotations
+
+from typing import Any
 
 from gymnasium.envs.registration import register, registry
 
+from mskbench.catalog import SUITE, TASKS
+
 __version__ = "0.1.0"
 
-#: Task ids registered with Gymnasium (kept in sync with ``mskbench.tasks.REGISTRY``;
-#: ``tests/test_env.py`` checks that).
-TASK_IDS = (
-    "Stand", "Powerlift", "SingleLegStand", "Sit", "Balance", "Squat",
-    "Walk", "Crawl", "Run", "Jump", "WalkTurn", "Sidestep",
-    "Stairs", "Hurdle", "StepStones", "Slide", "OpenDoor", "Reach", "WalkAndSit", "ChinUp", "Catch", "PoleWalk",
-)
+#: The 22 suite task ids, in the paper's order (:data:`mskbench.catalog.SUITE`).
+TASK_IDS = tuple(SUITE)
 
 
 def _register() -> None:
-    for name in TASK_IDS:
+    for name in TASKS:
         env_id = f"mskbench/{name}-v0"
         if env_id not in registry:
             register(id=env_id, entry_point="mskbench.envs.cpu_env:MSKEnv", kwargs={"task": name})
 
 
 _register()
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("train", "Run"):  # the training API, loaded on first use (it pulls in the simulator)
+        from mskbench import training
+
+        return getattr(training, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+__all__ = ["TASK_IDS", "Run", "train"]

@@ -13,7 +13,7 @@ names and cells is ignored; a missing, duplicated or extra column is an error,
 so that a typo such as ``sucess_rate`` cannot silently drop data). Each row:
 
 ``task``
-    One of the 22 suite ids of ``mskbench.tasks.catalog.PAPER_TASKS``,
+    One of the 22 suite ids of ``mskbench.catalog.SUITE``,
     case-insensitive (``stand``, ``WALK``); stored in canonical spelling.
 ``method``
     Free text, case-sensitive, non-empty (``DepRL``, ``SAC`` ...).
@@ -78,8 +78,8 @@ from dataclasses import dataclass, field
 from rich.table import Table
 from rich.text import Text
 
+from mskbench.catalog import FAMILIES, SUITE, task_id
 from mskbench.metrics import robustness_auc
-from mskbench.tasks.catalog import PAPER_TASKS, paper_task_id
 
 __all__ = [
     "COLUMNS",
@@ -95,7 +95,6 @@ __all__ = [
 COLUMNS: tuple[str, ...] = ("task", "method", "perturbation", "scale", "success_rate")
 PERTURBATIONS: tuple[str, ...] = ("none", "action", "observation", "dynamics")
 SWEEPS: tuple[str, ...] = ("action", "observation", "dynamics")
-FAMILIES: tuple[str, ...] = ("stabilization", "locomotion", "interaction")
 
 
 @dataclass(frozen=True)
@@ -115,7 +114,7 @@ class ResultRow:
     line: int | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
-        task = paper_task_id(str(self.task).strip())
+        task = task_id(str(self.task).strip(), suite_only=True)
         method = str(self.method).strip()
         if not method:
             raise ValueError("method must be a non-empty name")
@@ -144,7 +143,7 @@ class ResultRow:
 
     @property
     def family(self) -> str:
-        return PAPER_TASKS[self.task]
+        return SUITE[self.task]
 
     @property
     def key(self) -> tuple[str, str, str, float]:
@@ -253,7 +252,7 @@ def compute_leaderboard(rows: Iterable[ResultRow]) -> dict[str, dict]:
         # train-environment success rate, one per task
         train = {r.task: r.success_rate for r in mine if r.perturbation == "none"}
         success = {
-            fam: _mean([sr for task, sr in train.items() if PAPER_TASKS[task] == fam]) for fam in FAMILIES
+            fam: _mean([sr for task, sr in train.items() if SUITE[task] == fam]) for fam in FAMILIES
         }
         success["all"] = _mean(list(train.values()))
         coverage = [sum(1 for sr in train.values() if sr > 0), len(train)]
@@ -293,7 +292,7 @@ def family_task_counts(rows: Iterable[ResultRow]) -> dict[str, str]:
             per_method.setdefault(r.method, set()).add(r.task)
     out: dict[str, str] = {}
     for fam in (*FAMILIES, "all"):
-        counts = [sum(1 for t in tasks if fam == "all" or PAPER_TASKS[t] == fam) for tasks in per_method.values()]
+        counts = [sum(1 for t in tasks if fam == "all" or SUITE[t] == fam) for tasks in per_method.values()]
         if not counts:
             continue
         lo, hi = min(counts), max(counts)
@@ -337,9 +336,9 @@ def format_leaderboard(board: Mapping[str, Mapping], task_counts: Mapping[str, o
     """
     methods = list(board)
     if task_counts is None:
-        if methods and all(board[m]["coverage"][1] == len(PAPER_TASKS) for m in methods):
-            task_counts = {fam: sum(1 for f in PAPER_TASKS.values() if f == fam) for fam in FAMILIES}
-            task_counts["all"] = len(PAPER_TASKS)
+        if methods and all(board[m]["coverage"][1] == len(SUITE) for m in methods):
+            task_counts = {fam: sum(1 for f in SUITE.values() if f == fam) for fam in FAMILIES}
+            task_counts["all"] = len(SUITE)
         else:
             task_counts = {}
 

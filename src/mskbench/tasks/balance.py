@@ -32,7 +32,8 @@ ankles 0.35 rad dorsiflexion (soles level), arms a little forward (shoulder
 elevation 0.3 rad, elbows 0.6 rad) — held in the air
 with the pelvis at ``z = 1.28`` m, released at rest; the soles are then ~2 cm
 above the board, whose centre is under the middle of the feet; the ball is
-right under the board's centre. No randomness (the paper lists none).
+right under the board's centre. No randomness (the paper lists none): a fixed
+start (``start``).
 
 Termination:
 
@@ -68,15 +69,24 @@ Choices where the paper is open:
   a pelvis at 1.28 m puts the guard stance's soles just above it.
 * The board is round (a cylinder), not a box: MJX's pure-JAX backend has no
   box–ellipsoid collision, and the body's heels and pelvis are ellipsoids.
+
+Options (``Balance.Config``): the props (``ball_radius_m``, ``ball_mass_kg``,
+``board_radius_m``, ``board_half_height_m``, ``board_mass_kg``), the start
+(``drop_pelvis_height_m``, ``stance_pitch_rad``, also the lean target), the
+termination (``pelvis_height_min_m``, ``pitch_max_rad``), the lean gate
+(``gate_margin_m``, ``gate_height_m``) and success (``success_steps``,
+``success_sep_m``).
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import mujoco
 import numpy as np
 
 from mskbench.body.myofullbody import rotate_root
-from mskbench.tasks.base import InitContext, InitialState, Task, efficiency
+from mskbench.tasks.base import InitContext, InitialState, Task, TaskConfig, check_positive, efficiency, option
 
 GUARD_STANCE = {
     "hip_flexion_l": 0.6, "hip_flexion_r": 0.6,
@@ -100,23 +110,29 @@ class Balance(Task):
         "stand_tall": 4.0,
         "efficiency": -1.0,
     }
-    ball_radius_m = 0.17
-    ball_mass_kg = 3.0
-    board_radius_m = 0.30
-    board_half_height_m = 0.025
-    board_mass_kg = 4.0
-    drop_pelvis_height_m = 1.28
-    stance_pitch_rad = -0.15
-    pelvis_height_min_m = 0.70
-    pitch_max_rad = 0.8
-    success_steps = 350
-    success_sep_m = 0.5
-    gate_margin_m = 0.05
-    gate_height_m = 0.15
 
-    def __init__(self):
-        self.board_id = self.ball_id = -1
-        self.board_qpos = self.ball_qpos = -1
+    @dataclass(frozen=True)
+    class Config(TaskConfig):
+        ball_radius_m: float = option(0.17, "radius of the free ball (m)")
+        ball_mass_kg: float = option(3.0, "mass of the ball (kg)")
+        board_radius_m: float = option(0.30, "radius of the round board (m)")
+        board_half_height_m: float = option(0.025, "half thickness of the board (m)")
+        board_mass_kg: float = option(4.0, "mass of the board (kg)")
+        drop_pelvis_height_m: float = option(1.28, "pelvis height at release (m)")
+        stance_pitch_rad: float = option(-0.15, "trunk pitch of the guard stance and of forward_lean_stance (rad)")
+        pelvis_height_min_m: float = option(0.70, "pelvis_too_low below this pelvis height (m)")
+        pitch_max_rad: float = option(0.8, "pitch_fall above this |trunk pitch| (rad)")
+        success_steps: int = option(350, "success needs more than this many steps")
+        success_sep_m: float = option(0.5, "success needs a board-ball separation below this (m)")
+        gate_margin_m: float = option(0.05, "lean gate: feet within the board's radius plus this (m)")
+        gate_height_m: float = option(0.15, "lean gate: feet less than this above the board's top (m)")
+
+        def __post_init__(self):
+            check_positive(self, "ball_radius_m", "ball_mass_kg", "board_radius_m", "board_half_height_m",
+                           "board_mass_kg")
+
+    #: Model ids and addresses of the board and the ball, resolved in ``bind``.
+    board_id = ball_id = board_qpos = ball_qpos = -1
 
     @property
     def board_top_m(self) -> float:
@@ -137,12 +153,13 @@ class Balance(Task):
                        contype=1, conaffinity=1, rgba=[0.6, 0.45, 0.3, 1.0])
 
     def bind(self, ctx: InitContext) -> None:
+        super().bind(ctx)
         self.board_id = ctx.body_id("balance_board")
         self.ball_id = ctx.body_id("balance_ball")
         self.board_qpos = ctx.joint_qpos_adr("balance_board_free")
         self.ball_qpos = ctx.joint_qpos_adr("balance_ball_free")
 
-    def initial_state(self, ctx: InitContext, rng: np.random.Generator) -> InitialState:
+    def start(self, ctx: InitContext) -> InitialState:
         qpos = ctx.pose(GUARD_STANCE, on_ground=False)
         qpos = rotate_root(qpos, -self.stance_pitch_rad)
         s = ctx.forward(qpos)

@@ -1,9 +1,11 @@
 """The task contract.
 
-A task is everything about one benchmark task and nothing else: its scene
-props, initial-state sampler, task observations, named reward terms with their
-weights (Tables VI–VIII), named termination conditions (Tables IX–XI), the
-success criterion (Table XII) and the horizon.
+A task is everything about one benchmark task and nothing else: its body, its
+scene props, initial-state sampler, task observations, named reward terms with
+their weights (Tables VI–VIII), named termination conditions (Tables IX–XI),
+the success criterion (Table XII), the horizon and its options (a
+:class:`TaskConfig` dataclass with the paper's defaults, as MuJoCo
+Playground's ``default_config()``).
 
 Everything evaluated at step time is a pure function of a
 :class:`~mskbench.sim.state.StateView` and a *task state* ``ts`` (a flat
@@ -16,41 +18,143 @@ control step the environment calls, in this order::
     done  = task.termination(view, ts, xp)
     obs   = task.observation(view, ts, xp)
     ok    = task.success(ts, steps, terminated, xp)
+    over  = task.time_up(ts, steps, xp)           # truncation (default: the horizon)
 
 ``advance`` sees the state the step reached, so a phase clock in ``ts`` always
 names the phase of the current physics state, and an event (a touch) is
 recorded in ``ts`` for the reward of the step in which it happened.
 
-Only :meth:`Task.initial_state` runs outside that loop; it may use the
-simulator on the CPU (forward kinematics, ground placement) and a NumPy
-``Generator``.
+Initial states come one of two ways:
+
+* a task that implements :meth:`Task.start` (the fixed part, computed on the
+  host: a pose placed on the ground, constants) and, if its start is random,
+  :meth:`Task.randomize` (written with ``xp`` and a random source, like the
+  reward terms) draws its starts *on the device* in the batched environment,
+  per world; the CPU environment runs the same code with NumPy;
+* a task whose sampler needs the simulator for every draw (joint noise then
+  ground placement) implements :meth:`Task.initial_state` on the host; the
+  batched environment then refills a bank of host-drawn starts between
+  rollouts (:mod:`mskbench.envs.jax_env`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, Protocol
 
 import mujoco
 import numpy as np
 
-from mskbench.body.myofullbody import BodyHandles
+from mskbench.body.base import Body, BodyHandles, place_on_ground
+from mskbench.body.myofullbody import MYOFULLBODY
+from mskbench.catalog import FAMILIES
 from mskbench.sim.state import StateView
-
-FAMILIES = ("stabilization", "locomotion", "interaction")
 
 TaskState = dict[str, Any]
 
 
-@dataclass
-class InitialState:
-    """What :meth:`Task.initial_state` returns: a physics state and a task state."""
+class InitialState(NamedTuple):
+    """What :meth:`Task.initial_state` returns: a physics state and a task state (a JAX pytree)."""
 
-    qpos: np.ndarray
-    qvel: np.ndarray
+    qpos: Any
+    qvel: Any
     task_state: TaskState
+
+
+# -- options ------------------------------------------------------------------------------------
+def option(default: Any, doc: str = "") -> Any:
+    """A task option with its default and a one-line description (for ``mskbench tasks --options``)."""
+    return dataclasses.field(default=default, metadata={"doc": doc})
+
+
+@dataclass(frozen=True)
+class TaskConfig:
+    """Options of a task. Each task subclasses it as ``Task.Config``; its fields are the task's
+    options, their defaults the paper's values (or our documented choices), and the task reads
+    them as attributes (``self.target_speed_mps``). Validation goes in ``__post_init__``."""
+
+    def replace(self, **overrides: Any) -> "TaskConfig":
+        return dataclasses.replace(self, **overrides)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+
+
+def check_range(config: TaskConfig, *names: str) -> None:
+    """A ``ValueError`` naming the first of ``names`` (``(low, high)`` options) that is not finite with low <= high."""
+    for name in names:
+        low, high = getattr(config, name)
+        if not (np.isfinite(low) and np.isfinite(high) and low <= high):
+            raise ValueError(f"{name} must be a finite (low, high) range with low <= high, got {(low, high)}")
+
+
+def check_positive(config: TaskConfig, *names: str, allow_zero: bool = False) -> None:
+    """A ``ValueError`` naming the first of ``names`` that is not positive (or negative, with ``allow_zero``)."""
+    for name in names:
+        value = getattr(config, name)
+        if not np.isfinite(value) or value < 0 or (value == 0 and not allow_zero):
+            raise ValueError(f"{name} must be {'non-negative' if allow_zero else 'positive'}, got {value}")
+
+
+# -- random sources for samplers written once for NumPy and JAX -------------------------------------
+class Random(Protocol):
+    """What :meth:`Task.randomize` draws from: NumPy's generator on the host, JAX keys on the device."""
+
+    def uniform(self, low: Any = 0.0, high: Any = 1.0, shape: tuple[int, ...] = ()) -> Any: ...
+
+    def integers(self, low: Any, high: Any) -> Any: ...
+
+
+class HostRandom:
+    """:class:`Random` over a NumPy ``Generator`` (the CPU environment's per-episode stream)."""
+
+    def __init__(self, rng: np.random.Generator):
+        self.rng = rng
+
+    def uniform(self, low=0.0, high=1.0, shape=()):
+        return self.rng.uniform(low, high, size=shape or None)
+
+    def integers(self, low, high):
+        return self.rng.integers(low, high)
+
+
+class KeyRandom:
+    """:class:`Random` over a JAX key (one world's draw on the device); each call splits the key."""
+
+    def __init__(self, key):
+        self.key = key
+
+    def _next(self):
+        import jax
+
+        self.key, k = jax.random.split(self.key)
+        return k
+
+    def uniform(self, low=0.0, high=1.0, shape=()):
+        import jax
+        import jax.numpy as jnp
+
+        low, high = jnp.asarray(low, jnp.float32), jnp.asarray(high, jnp.float32)
+        shape = tuple(shape) or jnp.broadcast_shapes(low.shape, high.shape)
+        return jax.random.uniform(self._next(), shape, jnp.float32, low, high)
+
+    def integers(self, low, high):
+        import jax
+        import jax.numpy as jnp
+
+        return jax.random.randint(self._next(), (), jnp.asarray(low, jnp.int32), jnp.asarray(high, jnp.int32))
+
+
+def put(xp, array, index, values):
+    """``array`` with ``array[index] = values``: a copy on NumPy, ``.at[].set`` on JAX."""
+    if xp is np:
+        out = np.array(array, copy=True)
+        out[index] = values
+        return out
+    return xp.asarray(array).at[index].set(values)
 
 
 class InitContext:
@@ -73,14 +177,15 @@ class InitContext:
         joints (model joint names, rad), resolves the joint couplings, puts
         the root at ``root_xy`` and (``on_ground``) lowers it onto the geom
         ``ground_geom`` (default the floor; a platform for elevated starts).
-        Props' coordinates are left as in ``base``.
+        Props' coordinates are left as in ``base``. A body welded to the world
+        keeps its root where it is.
         """
-        from mskbench.body.myofullbody import place_on_ground
-
         qpos = (self.default_qpos if base is None else base).copy()
         for name, value in (joints or {}).items():
             qpos[self.joint_qpos_adr(name)] = value
         self.handles.couplings.apply(qpos)
+        if not self.handles.free_root:
+            return qpos
         qpos[0:2] = root_xy
         if on_ground:
             self.data.qpos[:] = qpos
@@ -128,14 +233,58 @@ class Task(ABC):
     ``reward_weights`` maps each reward term's name to its weight; the
     per-step reward is ``Σ weight · term``. Weights can be overridden per
     environment (``reward_weights=`` of the env), never the formulas.
+
+    Options: ``Task.Config`` (a :class:`TaskConfig`); ``Task(**overrides)`` or
+    ``Task(config)`` makes a task, and every option is an attribute of it.
+    An unknown option is a ``ValueError`` that lists the task's options.
     """
 
     name: ClassVar[str]
     family: ClassVar[str]
-    horizon: ClassVar[int]
-    reward_weights: ClassVar[Mapping[str, float]]
+    horizon: int
+    reward_weights: Mapping[str, float]
     #: One-line summary for ``mskbench tasks``.
     summary: ClassVar[str] = ""
+    #: The embodiment the task runs on.
+    body: ClassVar[Body] = MYOFULLBODY
+    #: Physics step (s) and physics steps per control step; ``None``: the body's.
+    timestep_s: float | None = None
+    frame_skip: int | None = None
+    #: The control step (s) of the environment the task is bound to (set by :meth:`bind`).
+    control_dt_s: float = 0.01
+
+    @dataclass(frozen=True)
+    class Config(TaskConfig):
+        """This task has no options."""
+
+    def __init__(self, config: TaskConfig | None = None, **overrides: Any):
+        cls = type(self)
+        if config is None:
+            config = cls.Config()
+        elif not isinstance(config, cls.Config):
+            raise TypeError(f"{cls.__name__} takes a {cls.__name__}.Config, got {type(config).__name__}")
+        unknown = sorted(set(overrides) - {f.name for f in dataclasses.fields(config)})
+        if unknown:
+            options = ", ".join(f"{k}={v!r}" for k, v in config.as_dict().items()) or "none"
+            raise ValueError(f"{cls.__name__} has no option {', '.join(map(repr, unknown))}; "
+                             f"its options (defaults): {options}")
+        self.config = config.replace(**overrides) if overrides else config
+        for key, value in self.config.as_dict().items():
+            setattr(self, key, value)
+
+    if TYPE_CHECKING:  # options are attributes, set from ``self.config`` in ``__init__``
+        def __getattr__(self, name: str) -> Any: ...
+
+    @classmethod
+    def default_config(cls) -> TaskConfig:
+        """The task's options at their defaults."""
+        return cls.Config()
+
+    @classmethod
+    def options(cls) -> dict[str, tuple[Any, str]]:
+        """Option name -> (default, description)."""
+        return {f.name: (getattr(cls.Config(), f.name), f.metadata.get("doc", ""))
+                for f in dataclasses.fields(cls.Config)}
 
     # -- scene -------------------------------------------------------------------
     def add_props(self, spec: mujoco.MjSpec) -> None:
@@ -145,12 +294,33 @@ class Task(ABC):
         """Move visual-only props (mocap markers) to match ``ts`` (CPU, for rendering)."""
 
     def bind(self, ctx: InitContext) -> None:
-        """Precompute constants from the compiled model (once per environment)."""
+        """Precompute constants from the compiled model (once per environment). The base stores the
+        control step; a task that overrides this calls ``super().bind(ctx)`` first."""
+        self.control_dt_s = ctx.control_dt_s
 
     # -- episode -----------------------------------------------------------------
-    @abstractmethod
+    def start(self, ctx: InitContext) -> InitialState:
+        """The fixed part of every initial state (host; computed once per environment by the batched
+        env). Implement it, with :meth:`randomize` if the start is random, for starts drawn on the device."""
+        raise NotImplementedError(f"{self.name} samples its initial states on the host (initial_state)")
+
+    def randomize(self, init: InitialState, rng: Random, xp) -> InitialState:
+        """An episode's initial state from :meth:`start`'s, drawn with ``rng`` in the array namespace
+        ``xp`` (the same code on the host and the device). It returns the task-state keys of ``start``
+        (the batched env keeps their dtypes), makes the same draws in the same order whatever it
+        draws (no branching on values), and uses :func:`put` for ``qpos``/``qvel``. Default: the start
+        itself."""
+        return init
+
     def initial_state(self, ctx: InitContext, rng: np.random.Generator) -> InitialState:
-        """Sample the initial physics state and task state."""
+        """Sample the initial physics state and task state (host). Default: :meth:`start`, then
+        :meth:`randomize` with NumPy; a task whose every draw needs the simulator overrides this."""
+        return self.randomize(self.start(ctx), HostRandom(rng), np)
+
+    @property
+    def device_resets(self) -> bool:
+        """Whether initial states can be drawn on the device (:meth:`start` + :meth:`randomize`)."""
+        return type(self).initial_state is Task.initial_state
 
     @abstractmethod
     def observation(self, s: StateView, ts: TaskState, xp) -> dict[str, Any]:
@@ -172,6 +342,10 @@ class Task(ABC):
     def success(self, ts: TaskState, steps, terminated, xp):
         """Table XII success of the episode so far (boolean)."""
 
+    def time_up(self, ts: TaskState, steps, xp):
+        """Whether the episode is truncated after ``steps`` control steps. Default: at the horizon."""
+        return steps >= self.horizon
+
     def success_trace(self, ts: TaskState) -> dict[str, Any]:
         """The task-state entries the success criterion reads (for ``info``)."""
         return {}
@@ -186,18 +360,28 @@ class Task(ABC):
         return weights
 
 
-def step_signals(task: Task, s: StateView, ts: TaskState, steps, xp):
-    """One control step's task signals, in the contract's order (every backend calls this).
+class Signals(NamedTuple):
+    """One control step's task signals (:func:`step_signals`)."""
 
-    Returns ``(ts, terms, conditions, terminated, success)``: the advanced task
-    state, the unweighted reward terms, the named termination conditions,
-    whether any of them holds, and the success so far.
-    """
+    ts: TaskState
+    terms: dict[str, Any]
+    conditions: dict[str, Any]
+    terminated: Any
+    truncated: Any
+    success: Any
+
+
+def step_signals(task: Task, s: StateView, ts: TaskState, steps, xp) -> Signals:
+    """One control step's task signals, in the contract's order (every backend calls this): the
+    advanced task state, the unweighted reward terms, the named termination conditions, whether
+    any of them holds, whether the episode is truncated instead (:meth:`Task.time_up`, only when not
+    terminated) and the success so far."""
     ts = task.advance(s, ts, xp)
     terms = task.reward_terms(s, ts, xp)
     conditions = task.termination(s, ts, xp)
     terminated = xp.any(xp.stack([xp.asarray(v) for v in conditions.values()])) if conditions else xp.zeros((), bool)
-    return ts, terms, conditions, terminated, task.success(ts, steps, terminated, xp)
+    truncated = xp.logical_and(xp.logical_not(terminated), task.time_up(ts, steps, xp))
+    return Signals(ts, terms, conditions, terminated, truncated, task.success(ts, steps, terminated, xp))
 
 
 def advance_phase(phase, control_dt_s: float, period_s: float):

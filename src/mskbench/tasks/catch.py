@@ -32,6 +32,9 @@ spawns, from the reset ``rng``, ``U(1.8, 2.4)`` m ahead of the basket centre
 reaches an aim point — the basket centre plus ``U(−0.05, 0.05)`` m per axis —
 after a flight time ``T ~ U(0.55, 0.75)`` s:
 ``v0 = (p_aim − p0)/T − ½ g T``. Past the basket the path goes on to the chest.
+The pose is fixed (``start``, the cube resting at the basket centre) and the
+throw is drawn by ``randomize``, so the batched environment draws it per world
+on the device.
 
 Termination: ``cube_dropped``: ``z_cube < 0.05`` m.
 
@@ -55,14 +58,23 @@ Backends: the cube is a box, as the paper says. MuJoCo C and MuJoCo Warp
 collide it with the body's ellipsoid geoms (thorax, head, pelvis, fingertips,
 heels); MJX's pure-JAX backend has no box–ellipsoid collision, so
 ``impl="jax"`` cannot load this scene (``mjx.put_model`` raises).
+
+Options (``Catch.Config``): the cube (``cube_half_m``, ``cube_mass_kg``), the
+catch flag (``catch_radius_m``, ``catch_height_m``, ``hold_speed_mps``,
+``hold_steps_needed``), ``drop_penalty_height_m``, ``drop_height_m`` and the
+throw (``spawn_ahead_m``, ``spawn_side_m``, ``spawn_height_m``,
+``flight_time_s``, ``aim_noise_m``), at the values above.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import mujoco
 import numpy as np
 
-from mskbench.tasks.base import InitContext, InitialState, Task, efficiency, survived
+from mskbench.tasks.base import (InitContext, InitialState, Task, TaskConfig, check_positive, check_range,
+                                 efficiency, option, put, survived)
 
 BASKET_POSE = {}
 for _side in "lr":
@@ -82,24 +94,33 @@ class Catch(Task):
         "drop_penalty": -200.0,
         "efficiency": -1.0,
     }
-    cube_half_m = 0.04
-    cube_mass_kg = 0.3
-    catch_radius_m = 0.15
-    catch_height_m = 0.5
-    hold_speed_mps = 0.5
-    hold_steps_needed = 10
-    drop_penalty_height_m = 0.1
-    drop_height_m = 0.05
-    spawn_ahead_m = (1.8, 2.4)
-    spawn_side_m = (-0.2, 0.2)
-    spawn_height_m = (1.2, 1.6)
-    flight_time_s = (0.55, 0.75)
-    aim_noise_m = 0.05
 
-    def __init__(self):
-        self.cube_id = -1
-        self.cube_qpos = self.cube_dof = -1
-        self.gravity = np.array([0.0, 0.0, -9.81])
+    @dataclass(frozen=True)
+    class Config(TaskConfig):
+        cube_half_m: float = option(0.04, "half edge of the thrown cube (m)")
+        cube_mass_kg: float = option(0.3, "mass of the cube (kg)")
+        catch_radius_m: float = option(0.15, "hands within this of the cube count as holding it (m)")
+        catch_height_m: float = option(0.5, "a caught cube is above this height (m)")
+        hold_speed_mps: float = option(0.5, "a held cube is slower than this (m/s)")
+        hold_steps_needed: int = option(10, "consecutive holding control steps that set the catch flag")
+        drop_penalty_height_m: float = option(0.1, "drop_penalty below this cube height (m)")
+        drop_height_m: float = option(0.05, "cube_dropped termination below this cube height (m)")
+        spawn_ahead_m: tuple[float, float] = option((1.8, 2.4), "spawn distance ahead of the basket centre (m)")
+        spawn_side_m: tuple[float, float] = option((-0.2, 0.2), "spawn offset to the side of the basket centre (m)")
+        spawn_height_m: tuple[float, float] = option((1.2, 1.6), "spawn height above the floor (m)")
+        flight_time_s: tuple[float, float] = option((0.55, 0.75), "flight time of the throw to the aim point (s)")
+        aim_noise_m: float = option(0.05, "aim point: the basket centre plus U(-this, this) per axis (m)")
+
+        def __post_init__(self):
+            check_range(self, "spawn_ahead_m", "spawn_side_m", "spawn_height_m", "flight_time_s")
+            check_positive(self, "cube_half_m", "cube_mass_kg", "catch_radius_m", "hold_steps_needed")
+            check_positive(self, "aim_noise_m", allow_zero=True)
+            if not min(self.flight_time_s) > 0:
+                raise ValueError(f"flight_time_s must be positive, got {self.flight_time_s}")
+
+    #: Model addresses and gravity, resolved in ``bind``.
+    cube_id = cube_qpos = cube_dof = -1
+    gravity = (0.0, 0.0, -9.81)
 
     def add_props(self, spec: mujoco.MjSpec) -> None:
         h = self.cube_half_m
@@ -109,26 +130,33 @@ class Catch(Task):
                       mass=self.cube_mass_kg, contype=1, conaffinity=1, rgba=[0.2, 0.5, 0.9, 1.0])
 
     def bind(self, ctx: InitContext) -> None:
+        super().bind(ctx)
         self.cube_id = ctx.body_id("catch_cube")
         self.cube_qpos = ctx.joint_qpos_adr("catch_cube_free")
         self.cube_dof = ctx.joint_dof_adr("catch_cube_free")
         self.gravity = np.array(ctx.model.opt.gravity, dtype=float)
 
-    def initial_state(self, ctx: InitContext, rng: np.random.Generator) -> InitialState:
+    def start(self, ctx: InitContext) -> InitialState:
+        """The basket pose on the floor at rest, the cube resting (unit quaternion) at the basket centre."""
         qpos = ctx.pose(BASKET_POSE)
         s = ctx.forward(qpos)
         basket = 0.5 * (np.asarray(s.pos("hand_l")) + np.asarray(s.pos("hand_r")))
-        p0 = np.array([basket[0] + rng.uniform(*self.spawn_ahead_m),
+        qpos[self.cube_qpos:self.cube_qpos + 7] = [*basket, 1.0, 0.0, 0.0, 0.0]
+        ts = {"hold_steps": np.int64(0), "caught": np.bool_(False)}
+        return InitialState(qpos, np.zeros(ctx.model.nv), ts)
+
+    def randomize(self, init: InitialState, rng, xp) -> InitialState:
+        """The throw: spawn point and aim point around the basket centre (the start's cube position)."""
+        a = self.cube_qpos
+        basket = init.qpos[a:a + 3]
+        p0 = xp.stack([basket[0] + rng.uniform(*self.spawn_ahead_m),
                        basket[1] + rng.uniform(*self.spawn_side_m),
                        rng.uniform(*self.spawn_height_m)])
-        aim = basket + rng.uniform(-self.aim_noise_m, self.aim_noise_m, size=3)
+        aim = basket + rng.uniform(-self.aim_noise_m, self.aim_noise_m, shape=(3,))
         flight = rng.uniform(*self.flight_time_s)
-        v0 = (aim - p0) / flight - 0.5 * self.gravity * flight
-        qpos[self.cube_qpos:self.cube_qpos + 7] = [*p0, 1.0, 0.0, 0.0, 0.0]
-        qvel = np.zeros(ctx.model.nv)
-        qvel[self.cube_dof:self.cube_dof + 3] = v0
-        ts = {"hold_steps": np.int64(0), "caught": np.bool_(False)}
-        return InitialState(qpos, qvel, ts)
+        v0 = (aim - p0) / flight - 0.5 * xp.asarray(self.gravity) * flight
+        qvel = put(xp, init.qvel, slice(self.cube_dof, self.cube_dof + 3), v0)
+        return InitialState(put(xp, init.qpos, slice(a, a + 3), p0), qvel, init.task_state)
 
     # -- step-time quantities ---------------------------------------------------------
     def hand_distances(self, s, xp):

@@ -37,8 +37,9 @@ Choices where the paper is open (also in ``docs/tasks.md``):
 * Initial state ("hanging, flexed shoulders"): plane of elevation 1.0 rad,
   shoulder elevation 2.8 rad, elbows 0.2 rad, everything else neutral; the
   body is placed so the hands' midpoint is on the bar (constraint residual
-  < 1 mm), which leaves the feet ~0.3 m above the floor; at rest, no noise.
-  The task state starts with ``ż_pelvis,prev = 0`` (the body is at rest).
+  < 1 mm), which leaves the feet ~0.3 m above the floor; at rest, no noise: a
+  fixed start (``start``). The task state starts with ``ż_pelvis,prev = 0``
+  (the body is at rest).
 * Success is latched: once the head has been more than 0.1 m above the bar
   for 25 consecutive control steps the episode counts as a success.
 
@@ -46,14 +47,19 @@ Observation: ``phase`` (1, always 0), ``delta_z_chin`` (1).
 Termination: ``z_pelvis < 0.5`` m (``fell_off_bar``). Success: ``z_head >
 h_bar + 0.1`` m for ≥ 25 consecutive steps. Horizon: 1,000 steps (our
 choice; the paper gives none).
+
+Options (``ChinUp.Config``): ``bar_height_m`` (2.35 m), ``head_clearance_m``
+(0.1 m), ``hold_steps`` (25), ``pelvis_height_min_m`` (0.5 m).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import mujoco
 import numpy as np
 
-from mskbench.tasks.base import InitContext, InitialState, Task, efficiency
+from mskbench.tasks.base import InitContext, InitialState, Task, TaskConfig, efficiency, option
 from mskbench.tasks.grip import add_grip, hand_positions
 
 #: "Hanging, flexed shoulders".
@@ -80,15 +86,16 @@ class ChinUp(Task):
         "anti_kipping": -20.0,
         "efficiency": -1.0,
     }
-    bar_height_m = 2.35
-    head_clearance_m = 0.1
-    hold_steps = 25
-    pelvis_height_min_m = 0.5
 
-    def __init__(self):
-        self.control_dt_s = 0.01
-        self.pull_idx = np.zeros(0, dtype=np.int64)
-        self.leg_dof = np.zeros(0, dtype=np.int64)
+    @dataclass(frozen=True)
+    class Config(TaskConfig):
+        bar_height_m: float = option(2.35, "h_bar: height of the bar's axis (m)")
+        head_clearance_m: float = option(0.1, "success: the head this far above the bar ... (m)")
+        hold_steps: int = option(25, "... for this many consecutive control steps")
+        pelvis_height_min_m: float = option(0.5, "fell_off_bar below this pelvis height (m)")
+
+    #: Pulling muscles' actuator indices and the legs' dof addresses, resolved in ``bind``.
+    pull_idx = leg_dof = np.zeros(0, dtype=np.int64)
 
     def add_props(self, spec: mujoco.MjSpec) -> None:
         bar = spec.worldbody.add_body(name="chinup_bar", pos=[0.0, 0.0, self.bar_height_m])
@@ -98,14 +105,14 @@ class ChinUp(Task):
         add_grip(spec, "chinup", bar, GRIP_HALF_WIDTH_M)
 
     def bind(self, ctx: InitContext) -> None:
-        self.control_dt_s = ctx.control_dt_s
+        super().bind(ctx)
         names = list(ctx.handles.muscle_names)
         self.pull_idx = np.array([names.index(f"{m}{sfx}") for m in PULL_MUSCLES for sfx in ("", "_left")],
                                  dtype=np.int64)
         self.leg_dof = np.array([ctx.joint_dof_adr(f"{j}_{side}") for j in LEG_JOINTS for side in ("l", "r")],
                                 dtype=np.int64)
 
-    def initial_state(self, ctx: InitContext, rng: np.random.Generator) -> InitialState:
+    def start(self, ctx: InitContext) -> InitialState:
         qpos = ctx.pose(HANG_START, on_ground=False)
         mid = 0.5 * np.add(*hand_positions(ctx.forward(qpos)))
         qpos[0:3] += np.array([0.0, 0.0, self.bar_height_m]) - mid

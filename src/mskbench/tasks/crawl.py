@@ -37,20 +37,27 @@ Choices where the paper is open (also in ``docs/tasks.md``):
   forward (elevation plane 1.5 rad), elbows flexed 2.0 rad; each of these
   joints perturbed by ``U(−0.02, 0.02)`` rad; lowered onto the floor (the
   fingers touch it, knees and forearms are within ~1 cm). The pelvis is at
-  0.25 m, the chest faces down (``u_chest·ẑ ≈ −0.99``); zero velocity.
+  0.25 m, the chest faces down (``u_chest·ẑ ≈ −0.99``); zero velocity. Drawn
+  on the host (``initial_state``): the placement depends on the noise.
 
 Observation: torso quaternion (4), feet heights (2).
 Success: maximum backward pelvis displacement from the start ``≥ 2.0`` m
 (``max_backward`` in the task state, over the episode).
 Horizon: 1,000 steps (our choice; the paper gives none for Crawl).
+
+Options (``Crawl.Config``): ``target_speed_mps`` (0.4), ``crawl_height_m``,
+``stride_scale_m``, ``forward_limit_m``, ``twist_limit_rad``,
+``success_distance_m``, ``init_noise_rad`` (the values above).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from mskbench.body.myofullbody import rotate_root
-from mskbench.tasks.base import InitContext, InitialState, Task, efficiency
+from mskbench.tasks.base import InitContext, InitialState, Task, TaskConfig, check_positive, efficiency, option
 from mskbench.tasks.gait import joint_noise
 
 CRAWL_PITCH_RAD = 1.7
@@ -77,19 +84,23 @@ class Crawl(Task):
         "drift_penalty": -150.0,
         "efficiency": -1.0,
     }
-    crawl_height_m = 0.25
-    stride_scale_m = 0.3
-    forward_limit_m = 0.5
-    twist_limit_rad = 0.8
-    success_distance_m = 2.0
-    init_noise_rad = 0.02
 
-    def __init__(self, target_speed_mps: float = 0.4):
-        if target_speed_mps <= 0:
-            raise ValueError(f"target_speed_mps must be positive, got {target_speed_mps}")
-        self.target_speed_mps = float(target_speed_mps)
+    @dataclass(frozen=True)
+    class Config(TaskConfig):
+        target_speed_mps: float = option(0.4, "v_target, backwards (m/s)")
+        crawl_height_m: float = option(0.25, "pelvis height of prone_posture (m)")
+        stride_scale_m: float = option(0.3, "hand and knee separation of a full alternating_stride (m)")
+        forward_limit_m: float = option(0.5, "moved_forward beyond this pelvis displacement to +x (m)")
+        twist_limit_rad: float = option(0.8, "twisted beyond this trunk heading from +x (rad)")
+        success_distance_m: float = option(2.0, "success: maximum backward pelvis displacement (m)")
+        init_noise_rad: float = option(0.02, "initial joint noise U(-this, this) on the crawl pose (rad)")
+
+        def __post_init__(self):
+            check_positive(self, "target_speed_mps", "stride_scale_m")
+            check_positive(self, "init_noise_rad", allow_zero=True)
 
     def initial_state(self, ctx: InitContext, rng: np.random.Generator) -> InitialState:
+        """The low crawl with joint noise, lowered onto the floor (host: the placement depends on the noise)."""
         base = rotate_root(ctx.default_qpos, CRAWL_PITCH_RAD)
         qpos = ctx.pose(joint_noise(LOW_CRAWL, rng, self.init_noise_rad), base=base)
         pelvis = ctx.forward(qpos).pelvis_pos

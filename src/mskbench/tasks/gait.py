@@ -1,4 +1,5 @@
-"""Helpers shared by the locomotion tasks Crawl, Run, Jump and Sidestep.
+"""Helpers shared by the locomotion tasks Crawl, Run, Jump and Sidestep (SingleLegStand uses
+:func:`joint_noise` too).
 
 * :func:`torso_angle` — the torso's lean (pelvis→head vector ``u_torso``) in
   the body's heading frame: pitch (+ forward) and roll (+ to the left), rad.
@@ -9,7 +10,8 @@
   heights above where they sit when the neutral pose stands flat. Rising on
   the toes lifts the heel ~7 cm but the toes origin < 2 cm, so clearance
   means a lifted foot.
-* :func:`joint_noise` — small uniform joint noise drawn from the reset ``rng``.
+* :func:`joint_noise` — small uniform joint noise drawn from the reset ``rng``
+  (host: the noisy pose is then placed on the ground).
 """
 
 from __future__ import annotations
@@ -17,7 +19,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 import numpy as np
-
 
 
 def heading_frame(s, xp):

@@ -38,7 +38,10 @@ Choices where the paper is open:
 * "Scan dynamic hurdles": the geometry is fixed in the model; per episode the
   start position is drawn from ``rng``: root ``x ∈ [−0.5, 0]`` m, so the
   distance to the first hurdle (and the gait phase at which each is met)
-  varies. The nearest-hurdle observation is the "scan".
+  varies. The nearest-hurdle observation is the "scan". The standing pose is
+  placed on the floor once (``start``) and ``randomize`` moves its root in x:
+  the floor is flat, so that is exactly the placement at that x, and the
+  batched environment draws the start per world on the device.
 * A hurdle counts as *passed* on the first step the pelvis is beyond its
   plane (``Δx < 0``); it is *cleared* if at that step ``|y_pelvis| < 0.5`` m
   (over the board, not around its end). A passed hurdle never counts again,
@@ -48,14 +51,21 @@ Choices where the paper is open:
 * ``heavy_yaw``: the pelvis heading leaves ``±1.0`` rad (57°) of the track
   direction.
 * Horizon 1,000 steps (the paper gives none): the last hurdle is 7–7.5 m away.
+
+Options (``Hurdle.Config``): the track (``hurdle_x``, ``hurdle_height_m``,
+``hurdle_width_m``), ``lateral_limit_m``, ``pelvis_min_m``, ``yaw_max_rad``,
+``start_x_range`` and ``period_s`` (the values above).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import mujoco
 import numpy as np
 
-from mskbench.tasks.base import InitContext, InitialState, Task, advance_phase, efficiency, phase_clock
+from mskbench.tasks.base import (InitContext, InitialState, Task, TaskConfig, advance_phase, check_positive,
+                                 check_range, efficiency, option, phase_clock, put)
 
 
 class Hurdle(Task):
@@ -70,19 +80,24 @@ class Hurdle(Task):
         "crane_hopping": -150.0,
         "efficiency": -1.0,
     }
-    hurdle_x = np.array([1.0, 2.5, 4.0, 5.5, 7.0])
-    hurdle_height_m = 0.15
-    hurdle_width_m = 2.0
-    lateral_limit_m = 0.5
-    pelvis_min_m = 0.55
-    yaw_max_rad = 1.0
-    start_x_range = (-0.5, 0.0)
 
-    def __init__(self, period_s: float = 1.0):
-        if period_s <= 0:
-            raise ValueError(f"period_s must be positive, got {period_s}")
-        self.period_s = float(period_s)
-        self.control_dt_s = 0.01
+    @dataclass(frozen=True)
+    class Config(TaskConfig):
+        hurdle_x: tuple[float, ...] = option((1.0, 2.5, 4.0, 5.5, 7.0), "x of each hurdle (m)")
+        hurdle_height_m: float = option(0.15, "h: height of the hurdles, and h_target of clearance (m)")
+        hurdle_width_m: float = option(2.0, "length of each hurdle across the track (m)")
+        lateral_limit_m: float = option(0.5, "a passed hurdle is cleared with |y_pelvis| below this (m)")
+        pelvis_min_m: float = option(0.55, "pelvis_too_low below this pelvis height (m)")
+        yaw_max_rad: float = option(1.0, "heavy_yaw beyond this |yaw| (rad)")
+        start_x_range: tuple[float, float] = option((-0.5, 0.0), "initial root x (m)")
+        period_s: float = option(1.0, "period of the free-running gait clock (s)")
+
+        def __post_init__(self):
+            check_range(self, "start_x_range")
+            check_positive(self, "hurdle_height_m", "hurdle_width_m", "period_s")
+            if len(self.hurdle_x) < 1 or list(self.hurdle_x) != sorted(self.hurdle_x):
+                raise ValueError(f"hurdle_x must list at least one hurdle, in increasing x, got {self.hurdle_x}")
+
 
     @property
     def n_hurdles(self) -> int:
@@ -96,19 +111,21 @@ class Hurdle(Task):
                 name=f"hurdle_{k}", type=mujoco.mjtGeom.mjGEOM_CAPSULE, size=[r, self.hurdle_width_m / 2, 0],
                 pos=[float(x), 0.0, r], quat=along_y, rgba=[0.9, 0.9, 0.9, 1.0], contype=0, conaffinity=1)
 
-    def bind(self, ctx: InitContext) -> None:
-        self.control_dt_s = ctx.control_dt_s
 
-    def initial_state(self, ctx: InitContext, rng: np.random.Generator) -> InitialState:
-        x0 = float(rng.uniform(*self.start_x_range))
-        qpos = ctx.pose(root_xy=(x0, 0.0))
+    def start(self, ctx: InitContext) -> InitialState:
+        """Standing on the floor at rest, root at the origin."""
         ts = {
             "phase": np.float64(0.0),
             "passed": np.int64(0),
             "cleared": np.int64(0),
             "clear": np.bool_(False),
         }
-        return InitialState(qpos, np.zeros(ctx.model.nv), ts)
+        return InitialState(ctx.pose(), np.zeros(ctx.model.nv), ts)
+
+    def randomize(self, init: InitialState, rng, xp) -> InitialState:
+        """The root moved to a random x before the first hurdle (the floor is flat: the height stays)."""
+        x0 = rng.uniform(*self.start_x_range)
+        return InitialState(put(xp, init.qpos, 0, x0), init.qvel, init.task_state)
 
     def _delta_x(self, s, passed, xp):
         idx = xp.minimum(passed, self.n_hurdles - 1)

@@ -38,19 +38,26 @@ Choices where the paper is open (also in ``docs/tasks.md``):
 * Initial state ("micro-squat, pre-flexed"): hips flexed 0.3 rad, knees
   0.6 rad, ankles dorsiflexed 0.3 rad (pelvis ≈ 0.90 m), the same noise
   ``U(−0.02, 0.02)`` rad added to the left and right joint alike (a
-  symmetric start), on the floor, at rest.
+  symmetric start), on the floor, at rest; drawn on the host
+  (``initial_state``): the placement depends on the noise.
 
 Observation: torso angle ``(pitch, roll)`` (2, :func:`mskbench.tasks.gait.torso_angle`),
 ``d_xy,feet`` (1). Termination: ``z_pelvis < 0.45`` m (``pelvis_too_low``),
 ``wide_split``. Success: at least 10 hops.
 Horizon: 1,000 steps (our choice; 10 hops in 10 s).
+
+Options (``Jump.Config``): ``pelvis_height_min_m``, ``split_max_m``,
+``hop_high_m``, ``hop_low_m``, ``success_hops``, ``init_noise_rad`` (the values
+above).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
-from mskbench.tasks.base import InitContext, InitialState, Task, efficiency
+from mskbench.tasks.base import InitContext, InitialState, Task, TaskConfig, check_positive, efficiency, option
 from mskbench.tasks.gait import flat_foot_heights, foot_clearance, joint_noise, torso_angle
 
 MICRO_SQUAT = {"hip_flexion": 0.3, "knee_angle": 0.6, "ankle_angle": 0.3}
@@ -68,20 +75,28 @@ class Jump(Task):
         "desync_penalty": -150.0,
         "efficiency": -1.0,
     }
-    pelvis_height_min_m = 0.45
-    split_max_m = 0.6
-    hop_high_m = 1.00
-    hop_low_m = 0.95
-    success_hops = 10
-    init_noise_rad = 0.02
 
-    def __init__(self):
-        self.flat_feet_m = np.zeros(2)
+    @dataclass(frozen=True)
+    class Config(TaskConfig):
+        pelvis_height_min_m: float = option(0.45, "pelvis_too_low below this pelvis height (m)")
+        split_max_m: float = option(0.6, "wide_split above this horizontal feet distance (m)")
+        hop_high_m: float = option(1.00, "a hop: the pelvis above this height ... (m)")
+        hop_low_m: float = option(0.95, "... then back below this height (m)")
+        success_hops: int = option(10, "success: at least this many hops")
+        init_noise_rad: float = option(0.02, "initial joint noise U(-this, this), the same on both legs (rad)")
+
+        def __post_init__(self):
+            check_positive(self, "init_noise_rad", allow_zero=True)
+
+    #: Heel and toes heights standing flat (m), measured in ``bind``.
+    flat_feet_m = (0.0, 0.0)
 
     def bind(self, ctx: InitContext) -> None:
+        super().bind(ctx)
         self.flat_feet_m = flat_foot_heights(ctx)
 
     def initial_state(self, ctx: InitContext, rng: np.random.Generator) -> InitialState:
+        """The micro-squat with symmetric joint noise, on the floor (host: the placement depends on the noise)."""
         noisy = joint_noise(MICRO_SQUAT, rng, self.init_noise_rad)
         joints = {f"{k}_{side}": v for k, v in noisy.items() for side in ("l", "r")}
         qpos = ctx.pose(joints)

@@ -37,8 +37,10 @@ target ``p_target = (x_pelvis,0 + 2.0, 0)`` (the success distance, doorway
 centre line).
 Initial state ("stand front of closed door"): the neutral standing pose, pelvis
 at ``x, y ~ U(−0.05, 0.05)`` m (0.45 m before the wall), door closed and at
-rest. Termination: ``pelvis_too_low`` (``z_pelvis < 0.65`` m) or
-``head_too_low`` (``z_head < 1.1`` m).
+rest: placed on the floor once at the origin (``start``), its root then moved
+by ``randomize`` (the floor is flat), so the batched environment draws the
+start per world on the device. Termination: ``pelvis_too_low`` (``z_pelvis <
+0.65`` m) or ``head_too_low`` (``z_head < 1.1`` m).
 Success: maximum forward pelvis displacement from the start ≥ 2.0 m, or the
 door-open flag, or maximum door angle > 1.0 rad. Horizon: 1,000 steps.
 
@@ -58,14 +60,21 @@ Choices where the paper is open:
 * Door-open flag (sticky): ``θ_door ≥ 1.2`` rad (where ``open_hinge``
   saturates). It is implied by the max-angle criterion (> 1.0 rad), so it does
   not lower the bar.
+
+Options (``OpenDoor.Config``): ``pelvis_min_m``, ``head_min_m``,
+``pass_thresholds_m``, ``success_distance_m``, ``success_angle_rad``,
+``open_flag_rad``, ``gate_radius_m``, ``start_xy_range`` (the values above).
+The scene is fixed.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import mujoco
 import numpy as np
 
-from mskbench.tasks.base import InitContext, InitialState, Task, efficiency
+from mskbench.tasks.base import InitContext, InitialState, Task, TaskConfig, check_range, efficiency, option, put
 
 WALL_X_M = 0.45
 WALL_THICKNESS_M = 0.10
@@ -100,18 +109,23 @@ class OpenDoor(Task):
         "split_penalty": -400.0,
         "efficiency": -1.0,
     }
-    pelvis_min_m = 0.65
-    head_min_m = 1.1
-    pass_thresholds_m = (1.0, 2.0)
-    success_distance_m = 2.0
-    success_angle_rad = 1.0
-    open_flag_rad = 1.2
-    gate_radius_m = 0.3
 
-    def __init__(self):
-        self.hinge_qpos = -1
-        self.hinge_dof = -1
-        self.handle_body = -1
+    @dataclass(frozen=True)
+    class Config(TaskConfig):
+        pelvis_min_m: float = option(0.65, "pelvis_too_low below this pelvis height (m)")
+        head_min_m: float = option(1.1, "head_too_low below this head height (m)")
+        pass_thresholds_m: tuple[float, float] = option((1.0, 2.0), "pass_threshold: forward pelvis displacements (m)")
+        success_distance_m: float = option(2.0, "success: maximum forward pelvis displacement (m) ...")
+        success_angle_rad: float = option(1.0, "... or maximum door angle above this (rad)")
+        open_flag_rad: float = option(1.2, "... or the door-open flag: door angle at least this (rad)")
+        gate_radius_m: float = option(0.3, "prox_gate: right hand within this of the handle (m)")
+        start_xy_range: tuple[float, float] = option((-0.05, 0.05), "initial root x and y (m)")
+
+        def __post_init__(self):
+            check_range(self, "pass_thresholds_m", "start_xy_range")
+
+    #: The hinge's addresses and the handle's body id, resolved in ``bind``.
+    hinge_qpos = hinge_dof = handle_body = -1
 
     def add_props(self, spec: mujoco.MjSpec) -> None:
         box = mujoco.mjtGeom.mjGEOM_BOX
@@ -143,18 +157,18 @@ class OpenDoor(Task):
                         mass=0.05, rgba=[0.8, 0.75, 0.3, 1.0], contype=0, conaffinity=0)
 
     def bind(self, ctx: InitContext) -> None:
+        super().bind(ctx)
         self.hinge_qpos = ctx.joint_qpos_adr("open_door_hinge")
         self.hinge_dof = ctx.joint_dof_adr("open_door_hinge")
         self.handle_body = ctx.body_id("open_door_handle")
 
-    def initial_state(self, ctx: InitContext, rng: np.random.Generator) -> InitialState:
-        xy = rng.uniform(-0.05, 0.05, size=2)
+    def start(self, ctx: InitContext) -> InitialState:
+        """Standing on the floor at rest, root at the origin, the door closed."""
         base = ctx.default_qpos.copy()
         base[self.hinge_qpos] = 0.0
-        qpos = ctx.pose(base=base, root_xy=(float(xy[0]), float(xy[1])))
-        x0 = float(ctx.forward(qpos).pelvis_pos[0])
+        qpos = ctx.pose(base=base)
         ts = {
-            "x0": np.float64(x0),
+            "x0": np.float64(ctx.forward(qpos).pelvis_pos[0]),
             "max_forward": np.float64(0.0),
             "max_door_angle": np.float64(0.0),
             "door_open": np.bool_(False),
@@ -163,6 +177,12 @@ class OpenDoor(Task):
             "pass_new": np.float64(0.0),
         }
         return InitialState(qpos, np.zeros(ctx.model.nv), ts)
+
+    def randomize(self, init: InitialState, rng, xp) -> InitialState:
+        """The root (and the pelvis's start ``x0``) shifted by a random ``x, y`` on the flat floor."""
+        xy = rng.uniform(*self.start_xy_range, shape=(2,))
+        ts = {**init.task_state, "x0": init.task_state["x0"] + xy[0]}
+        return InitialState(put(xp, init.qpos, slice(0, 2), xy), init.qvel, ts)
 
     # -- step-time ------------------------------------------------------------------
     def _door_angle(self, s):

@@ -32,9 +32,12 @@ the blocked centre ray).
 Observation: gait phase ``(sin 2πφ, cos 2πφ)`` (2), radar ``z_radar`` (7).
 Initial state: neutral standing pose, root at ``x = 0``, ``y ~ U(−0.3, 0.3)``
 m, lifted so the pelvis is at 1.05 m (feet ~10 cm above the floor: a short
-drop onto the feet), at rest. Termination: fatal upper-body collision
-(``fatal_collision``) or a fall (``pelvis_too_low``, see below). Success: maximum forward pelvis displacement from the
-start ≥ 1.6 m. Horizon: 1,000 steps.
+drop onto the feet), at rest: placed once at the origin (``start``), its root
+then moved in y by ``randomize`` (the floor is flat), so the batched
+environment draws the start per world on the device. Termination: fatal
+upper-body collision (``fatal_collision``) or a fall (``pelvis_too_low``, see
+below). Success: maximum forward pelvis displacement from the start ≥ 1.6 m.
+Horizon: 1,000 steps.
 
 Choices where the paper is open:
 
@@ -54,14 +57,25 @@ Choices where the paper is open:
   addition to the paper's one condition: without it a body lying between the
   poles ran to the horizon collecting the feet-phase and radar-gap rewards
   (a random policy: ~310 per step, more than a walker).
+
+Options (``PoleWalk.Config``): the poles' ``pole_radius_m``, ``pole_height_m``
+(their positions are fixed), ``fatal_distance_m``, the radar
+(``radar_half_angle_rad``, ``n_rays``, ``radar_range_m``,
+``radar_body_radius_m``, ``blocked_m``), ``foot_amplitude_m``,
+``pelvis_start_m``, ``pelvis_min_m``, ``start_y_range``,
+``success_distance_m`` and ``period_s`` (the values above).
 """
 
 from __future__ import annotations
 
+import functools
+from dataclasses import dataclass
+
 import mujoco
 import numpy as np
 
-from mskbench.tasks.base import InitContext, InitialState, Task, advance_phase, efficiency, phase_clock
+from mskbench.tasks.base import (InitContext, InitialState, Task, TaskConfig, advance_phase, check_positive,
+                                 check_range, efficiency, option, phase_clock, put)
 from mskbench.tasks.obstacles import (UPPER_BODY_ROLES, body_points, fan_directions, horizontal_distances,
                                       ray_circle_distances)
 
@@ -89,26 +103,35 @@ class PoleWalk(Task):
         "fatal_collision": -1500.0,
         "efficiency": -1.0,
     }
-    pole_radius_m = 0.05
-    pole_height_m = 2.5
-    fatal_distance_m = 0.17
-    radar_half_angle_rad = np.pi / 4
-    n_rays = 7
-    radar_range_m = 3.0
-    radar_body_radius_m = 0.2
-    blocked_m = 1.0
-    foot_amplitude_m = 0.25
-    pelvis_start_m = 1.05
-    pelvis_min_m = 0.5
-    start_y_range = (-0.3, 0.3)
-    success_distance_m = 1.6
 
-    def __init__(self, period_s: float = 1.0):
-        if period_s <= 0:
-            raise ValueError(f"period_s must be positive, got {period_s}")
-        self.period_s = float(period_s)
-        self.control_dt_s = 0.01
-        self.ray_dirs = fan_directions(self.radar_half_angle_rad, self.n_rays)
+    @dataclass(frozen=True)
+    class Config(TaskConfig):
+        pole_radius_m: float = option(0.05, "radius of the poles (m)")
+        pole_height_m: float = option(2.5, "height of the poles (m)")
+        fatal_distance_m: float = option(0.17, "fatal_collision: head, thorax or torso this close to a pole axis (m)")
+        radar_half_angle_rad: float = option(np.pi / 4, "the radar's rays fan over ±this about +x (rad)")
+        n_rays: int = option(7, "radar rays (odd: one straight ahead)")
+        radar_range_m: float = option(3.0, "radar range (m)")
+        radar_body_radius_m: float = option(0.2, "the body's half-width the radar inflates the poles by (m)")
+        blocked_m: float = option(1.0, "dynamic_radar_gap: the path ahead is blocked below this centre reading (m)")
+        foot_amplitude_m: float = option(0.25, "target_feet_phases: amplitude of the feet's x offset (m)")
+        pelvis_start_m: float = option(1.05, "initial pelvis height (m)")
+        pelvis_min_m: float = option(0.5, "pelvis_too_low below this pelvis height (m)")
+        start_y_range: tuple[float, float] = option((-0.3, 0.3), "initial root y (m)")
+        success_distance_m: float = option(1.6, "success: maximum forward pelvis displacement (m)")
+        period_s: float = option(1.0, "period of the gait clock (s)")
+
+        def __post_init__(self):
+            check_range(self, "start_y_range")
+            check_positive(self, "pole_radius_m", "pole_height_m", "radar_range_m", "period_s")
+            if self.n_rays < 3 or self.n_rays % 2 == 0:
+                raise ValueError(f"n_rays must be odd and at least 3, got {self.n_rays}")
+
+
+    @functools.cached_property
+    def ray_dirs(self) -> np.ndarray:
+        """The radar's ray directions (n_rays, 2), right to left."""
+        return fan_directions(self.radar_half_angle_rad, self.n_rays)
 
     def add_props(self, spec: mujoco.MjSpec) -> None:
         half = self.pole_height_m / 2
@@ -118,12 +141,10 @@ class PoleWalk(Task):
                                     pos=[float(x), float(y), half], rgba=[0.3, 0.3, 0.8, 1.0],
                                     contype=0, conaffinity=1)
 
-    def bind(self, ctx: InitContext) -> None:
-        self.control_dt_s = ctx.control_dt_s
 
-    def initial_state(self, ctx: InitContext, rng: np.random.Generator) -> InitialState:
-        y0 = float(rng.uniform(*self.start_y_range))
-        qpos = ctx.pose(root_xy=(0.0, y0))
+    def start(self, ctx: InitContext) -> InitialState:
+        """The neutral pose at the origin, lifted so the pelvis is at ``pelvis_start_m``, at rest."""
+        qpos = ctx.pose()
         pelvis = ctx.forward(qpos).pelvis_pos
         qpos[2] += self.pelvis_start_m - pelvis[2]
         ts = {
@@ -132,6 +153,11 @@ class PoleWalk(Task):
             "max_dx": np.float64(0.0),
         }
         return InitialState(qpos, np.zeros(ctx.model.nv), ts)
+
+    def randomize(self, init: InitialState, rng, xp) -> InitialState:
+        """The root moved to a random ``y`` (the floor is flat: the height stays)."""
+        y0 = rng.uniform(*self.start_y_range)
+        return InitialState(put(xp, init.qpos, 1, y0), init.qvel, init.task_state)
 
     def radar(self, s, xp):
         """``z_radar`` (7,): distance to the first pole along each ray, m (see module doc)."""

@@ -43,7 +43,7 @@ Choices where the paper is open (also in ``docs/tasks.md``):
   the CoM is as high as standing allows), the lumbar set at the safety term's
   target −0.4 rad (flexion), both arms raised 0.5 rad in the plane of
   elevation 1.4 rad so the bar hangs in front of the thighs at ~0.76 m; on the
-  floor, at rest, no noise.
+  floor, at rest, no noise: a fixed start (``start``).
 * Success "reach 900 steps" requires no earlier termination (as survival
   criteria do), and the maximum bar height (recorded in the task state over
   the episode, starting from the initial height) must be at least 1.6 m.
@@ -52,14 +52,22 @@ Observation: ``p_bar`` (3), ``delta_p_bar`` (1), ``tilt`` (1).
 Termination: ``z_pelvis < 0.7`` m (``pelvis_too_low``) or ``q_lumbar > 0.5``
 rad (``lumbar_collapse``). Success: 900 steps without earlier termination and
 a maximum bar height ``≥ 1.6`` m. Horizon: 900 control steps (Table XII).
+
+Options (``Powerlift.Config``): the thresholds above — ``bar_target_height_m``,
+``bar_still_mps``, ``lumbar_target_rad``, ``hinge_lumbar_rad``,
+``pelvis_height_min_m``, ``lumbar_max_rad`` — and the bar's masses
+``bar_shaft_mass_kg``, ``bar_plate_mass_kg``.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import mujoco
 import numpy as np
 
-from mskbench.tasks.base import InitContext, InitialState, Task, efficiency, survived
+from mskbench.tasks.base import (InitContext, InitialState, Task, TaskConfig, check_positive, efficiency, option,
+                                 survived)
 from mskbench.tasks.grip import add_grip, bar_frame_from_hands, hand_positions
 
 #: "High CoM, pre-loaded lumbar": straight legs, lumbar at −0.4 rad, bar in front of the thighs.
@@ -86,18 +94,23 @@ class Powerlift(Task):
         "hip_hinge": 200.0,
         "efficiency": -1.0,
     }
-    bar_target_height_m = 1.6
-    bar_still_mps = 0.1
-    lumbar_target_rad = -0.4
-    hinge_lumbar_rad = 0.1
-    pelvis_height_min_m = 0.7
-    lumbar_max_rad = 0.5
-    bar_shaft_mass_kg = 10.0
-    bar_plate_mass_kg = 5.0
 
-    def __init__(self):
-        self.bar_qpos_adr = -1
-        self.bar_dof_adr = -1
+    @dataclass(frozen=True)
+    class Config(TaskConfig):
+        bar_target_height_m: float = option(1.6, "bar height to reach and hold (m)")
+        bar_still_mps: float = option(0.1, "hold_stability: bar vertical speed below this (m/s)")
+        lumbar_target_rad: float = option(-0.4, "lumbar_safety target of q_lumbar (rad; negative: flexion)")
+        hinge_lumbar_rad: float = option(0.1, "hip_hinge: q_lumbar above this (rad)")
+        pelvis_height_min_m: float = option(0.7, "pelvis_too_low below this pelvis height (m)")
+        lumbar_max_rad: float = option(0.5, "lumbar_collapse above this q_lumbar (rad)")
+        bar_shaft_mass_kg: float = option(10.0, "mass of the bar's shaft (kg)")
+        bar_plate_mass_kg: float = option(5.0, "mass of each of the two plates (kg)")
+
+        def __post_init__(self):
+            check_positive(self, "bar_shaft_mass_kg", "bar_plate_mass_kg")
+
+    #: The bar's free-joint addresses, resolved in ``bind``.
+    bar_qpos_adr = bar_dof_adr = -1
 
     def add_props(self, spec: mujoco.MjSpec) -> None:
         bar = spec.worldbody.add_body(name="powerlift_bar", pos=[0.03, 0.0, 0.76])
@@ -113,10 +126,11 @@ class Powerlift(Task):
         add_grip(spec, "powerlift", bar, GRIP_HALF_WIDTH_M)
 
     def bind(self, ctx: InitContext) -> None:
+        super().bind(ctx)
         self.bar_qpos_adr = ctx.joint_qpos_adr("powerlift_bar_free")
         self.bar_dof_adr = ctx.joint_dof_adr("powerlift_bar_free")
 
-    def initial_state(self, ctx: InitContext, rng: np.random.Generator) -> InitialState:
+    def start(self, ctx: InitContext) -> InitialState:
         qpos = ctx.pose(POWERLIFT_START)
         pos, quat = bar_frame_from_hands(*hand_positions(ctx.forward(qpos)))
         qpos[self.bar_qpos_adr:self.bar_qpos_adr + 3] = pos

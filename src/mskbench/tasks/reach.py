@@ -27,19 +27,28 @@ Choices where the paper is open (also in ``docs/tasks.md``):
 * Initial state: quarter squat (hips 0.45 rad, knees 0.80 rad, ankles
   0.35 rad dorsiflexion), both arms raised forward (elevation plane 1.3 rad,
   elevation 0.9 rad, elbows 0.5 rad; the right hand starts ~0.35 m ahead of
-  the pelvis at chest height), on the floor, at rest.
+  the pelvis at chest height), on the floor, at rest: a fixed pose
+  (``start``); the targets are drawn by ``randomize``, so the batched
+  environment draws them per world on the device.
 
 Observation: phase ``(sin 2πφ, cos 2πφ)`` (2), ``Δp_reach`` (3).
 Termination: a knee below 0.15 m. Success: at least two touches.
 Horizon: 1,000 steps (our choice; the paper gives none for Reach).
+
+Options (``Reach.Config``): ``target_window_s`` (2 s), ``touch_radius_m``,
+``knee_height_min_m``, ``n_targets``, the target box ``target_low``,
+``target_high`` (the values above).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import mujoco
 import numpy as np
 
-from mskbench.tasks.base import InitContext, InitialState, Task, efficiency, phase_clock
+from mskbench.tasks.base import (InitContext, InitialState, Task, TaskConfig, check_positive, efficiency, option,
+                                 phase_clock)
 
 QUARTER_SQUAT_HANDS_RAISED = {
     "hip_flexion_l": 0.45, "hip_flexion_r": 0.45,
@@ -62,20 +71,25 @@ class Reach(Task):
         "touch_bonus": 200.0,
         "efficiency": -1.0,
     }
-    touch_radius_m = 0.15
-    knee_height_min_m = 0.15
-    n_targets = 32
-    target_low = np.array([0.30, -0.45, 0.70])
-    target_high = np.array([0.60, 0.05, 1.50])
 
-    def __init__(self, target_window_s: float = 2.0):
-        if target_window_s <= 0:
-            raise ValueError(f"target_window_s must be positive, got {target_window_s}")
-        self.target_window_s = float(target_window_s)
-        self.window_steps = 200
+    @dataclass(frozen=True)
+    class Config(TaskConfig):
+        target_window_s: float = option(2.0, "time a target stays up without a touch (s)")
+        touch_radius_m: float = option(0.15, "a touch: the hand within this of the target (m)")
+        knee_height_min_m: float = option(0.15, "knee_dropped below this knee height (m)")
+        n_targets: int = option(32, "targets drawn per episode")
+        target_low: tuple[float, float, float] = option((0.30, -0.45, 0.70), "low corner of the target box (m)")
+        target_high: tuple[float, float, float] = option((0.60, 0.05, 1.50), "high corner of the target box (m)")
 
-    def bind(self, ctx: InitContext) -> None:
-        self.window_steps = max(1, int(round(self.target_window_s / ctx.control_dt_s)))
+        def __post_init__(self):
+            check_positive(self, "target_window_s", "touch_radius_m", "n_targets")
+
+
+
+    @property
+    def window_steps(self) -> int:
+        """The target window in control steps."""
+        return max(1, int(round(self.target_window_s / self.control_dt_s)))
 
     def add_props(self, spec: mujoco.MjSpec) -> None:
         marker = spec.worldbody.add_body(name="reach_target", mocap=True, pos=[0.45, -0.2, 1.0])
@@ -86,19 +100,25 @@ class Reach(Task):
         body = model.body("reach_target")
         data.mocap_pos[body.mocapid[0]] = ts["targets"][int(ts["target_idx"])]
 
-    def initial_state(self, ctx: InitContext, rng: np.random.Generator) -> InitialState:
+    def start(self, ctx: InitContext) -> InitialState:
+        """The quarter squat on the floor at rest, every target at the origin of the target box: the
+        pelvis's ``x, y`` on the floor."""
         qpos = ctx.pose(QUARTER_SQUAT_HANDS_RAISED)
         pelvis = ctx.forward(qpos).pelvis_pos
-        offsets = rng.uniform(self.target_low, self.target_high, size=(self.n_targets, 3))
-        targets = offsets + np.array([pelvis[0], pelvis[1], 0.0])
         ts = {
-            "targets": targets,
+            "targets": np.tile([pelvis[0], pelvis[1], 0.0], (self.n_targets, 1)),
             "target_idx": np.int64(0),
             "steps_on_target": np.int64(0),
             "touch": np.bool_(False),
             "touches": np.int64(0),
         }
         return InitialState(qpos, np.zeros(ctx.model.nv), ts)
+
+    def randomize(self, init: InitialState, rng, xp) -> InitialState:
+        """The targets drawn uniformly in the box ``[target_low, target_high]`` about that origin."""
+        offsets = rng.uniform(self.target_low, self.target_high, shape=(self.n_targets, 3))
+        ts = {**init.task_state, "targets": offsets + init.task_state["targets"]}
+        return InitialState(init.qpos, init.qvel, ts)
 
     def _delta(self, s, ts, xp):
         return ts["targets"][ts["target_idx"]] - s.pos("hand_r")

@@ -31,20 +31,27 @@ Choices where the paper is open (also in ``docs/tasks.md``):
   (leaning back more than ~34° from vertical, ~24° beyond the neutral stance).
 * Initial state ("standard standing"): the neutral pose with hip flexion,
   knee and ankle angles of both legs perturbed by ``U(−0.02, 0.02)`` rad, on
-  the floor, at rest.
+  the floor, at rest; drawn on the host (``initial_state``): the placement
+  depends on the noise.
 
 Observation: torso angle ``(pitch, roll)`` (2), feet heights (2).
 Termination: ``z_pelvis < 0.45`` m (``pelvis_too_low``), ``fell_backward``.
 Success: maximum forward pelvis displacement from the start ``≥ 15`` m
 (``max_forward`` in the task state). Horizon: 1,000 steps (10 s: 15 m needs an
 average of 1.5 m/s including the start from rest, a jog).
+
+Options (``Run.Config``): ``bonus_speed_mps``, ``pelvis_height_min_m``,
+``backward_pitch_min_rad``, ``success_distance_m``, ``init_noise_rad`` (the
+values above).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
-from mskbench.tasks.base import InitContext, InitialState, Task, efficiency
+from mskbench.tasks.base import InitContext, InitialState, Task, TaskConfig, check_positive, efficiency, option
 from mskbench.tasks.gait import joint_noise, torso_angle
 
 STANDING_LEGS = {
@@ -68,13 +75,20 @@ class Run(Task):
         "kangaroo_penalty": -300.0,
         "efficiency": -1.0,
     }
-    bonus_speed_mps = 3.0
-    pelvis_height_min_m = 0.45
-    backward_pitch_min_rad = -0.6
-    success_distance_m = 15.0
-    init_noise_rad = 0.02
+
+    @dataclass(frozen=True)
+    class Config(TaskConfig):
+        bonus_speed_mps: float = option(3.0, "speed_bonus above this forward CoM speed (m/s)")
+        pelvis_height_min_m: float = option(0.45, "pelvis_too_low below this pelvis height (m)")
+        backward_pitch_min_rad: float = option(-0.6, "fell_backward below this torso pitch (rad)")
+        success_distance_m: float = option(15.0, "success: maximum forward pelvis displacement (m)")
+        init_noise_rad: float = option(0.02, "initial joint noise U(-this, this) on the legs (rad)")
+
+        def __post_init__(self):
+            check_positive(self, "init_noise_rad", allow_zero=True)
 
     def initial_state(self, ctx: InitContext, rng: np.random.Generator) -> InitialState:
+        """Standing with leg-joint noise, on the floor (host: the placement depends on the noise)."""
         joints = joint_noise(STANDING_LEGS, rng, self.init_noise_rad)
         # Knees cannot hyperextend (range [0, 2.09] rad).
         joints = {k: (abs(v) if k.startswith("knee") else v) for k, v in joints.items()}

@@ -37,7 +37,8 @@ Choices where the paper is open (also in ``docs/tasks.md``):
   abducted 0.1 rad, knees 0.8 rad, ankles dorsiflexed 0.35 rad, trunk flexed
   0.15 rad, arms up in guard (elevation plane 1.3, elevation 0.6, elbows
   1.4 rad), each joint perturbed by ``U(−0.02, 0.02)`` rad; on the floor, at
-  rest. Feet 0.29 m apart (standing: 0.17 m), pelvis ≈ 0.87 m.
+  rest. Feet 0.29 m apart (standing: 0.17 m), pelvis ≈ 0.87 m. Drawn on the
+  host (``initial_state``): the placement depends on the noise.
 * Horizon 2,000 steps (20 s): 9 m needs 0.45 m/s on average, a brisk human
   side shuffle. The feet's origins are ≥ ~0.1 m apart when closed and the
   rubber band starts at 0.3 m, so a stride gains ~0.2 m without penalty:
@@ -48,13 +49,20 @@ Observation: phase ``(sin 2πφ, cos 2πφ)`` (2), lateral distance of the feet
 Termination: ``z_pelvis < 0.45`` m (``pelvis_too_low``), ``d_xy,feet > 0.5`` m
 (``split``). Success: maximum absolute lateral pelvis displacement from the
 start ``≥ 9`` m (``max_lateral`` in the task state).
+
+Options (``Sidestep.Config``): ``target_speed_mps`` (0.5), ``period_s`` (0.4),
+``step_height_m``, ``band_m``, ``pelvis_height_min_m``, ``split_max_m``,
+``success_distance_m``, ``init_noise_rad`` (the values above).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
-from mskbench.tasks.base import InitContext, InitialState, Task, advance_phase, efficiency, phase_clock
+from mskbench.tasks.base import (InitContext, InitialState, Task, TaskConfig, advance_phase, check_positive, efficiency,
+                                 option, phase_clock)
 from mskbench.tasks.gait import flat_foot_heights, foot_clearance, joint_noise
 
 CRAB_GUARD = {
@@ -81,28 +89,31 @@ class Sidestep(Task):
         "rubber_band_splits": -400.0,
         "efficiency": -1.0,
     }
-    step_height_m = 0.08
-    band_m = 0.3
-    pelvis_height_min_m = 0.45
-    split_max_m = 0.5
-    success_distance_m = 9.0
-    init_noise_rad = 0.02
 
-    def __init__(self, target_speed_mps: float = 0.5, period_s: float = 0.4):
-        if target_speed_mps <= 0:
-            raise ValueError(f"target_speed_mps must be positive, got {target_speed_mps}")
-        if period_s <= 0:
-            raise ValueError(f"period_s must be positive, got {period_s}")
-        self.target_speed_mps = float(target_speed_mps)
-        self.period_s = float(period_s)
-        self.control_dt_s = 0.01
-        self.flat_feet_m = np.zeros(2)
+    @dataclass(frozen=True)
+    class Config(TaskConfig):
+        target_speed_mps: float = option(0.5, "v_target, to the left (m/s)")
+        period_s: float = option(0.4, "step period T of the phase clock (s)")
+        step_height_m: float = option(0.08, "peak reference clearance h of a stepping foot (m)")
+        band_m: float = option(0.3, "rubber_band_splits above this horizontal feet distance (m)")
+        pelvis_height_min_m: float = option(0.45, "pelvis_too_low below this pelvis height (m)")
+        split_max_m: float = option(0.5, "split above this horizontal feet distance (m)")
+        success_distance_m: float = option(9.0, "success: maximum lateral pelvis displacement (m)")
+        init_noise_rad: float = option(0.02, "initial joint noise U(-this, this) on the crab guard stance (rad)")
+
+        def __post_init__(self):
+            check_positive(self, "target_speed_mps", "period_s")
+            check_positive(self, "init_noise_rad", allow_zero=True)
+
+    #: Heel and toes heights standing flat (m), measured in ``bind``.
+    flat_feet_m = (0.0, 0.0)
 
     def bind(self, ctx: InitContext) -> None:
-        self.control_dt_s = ctx.control_dt_s
+        super().bind(ctx)
         self.flat_feet_m = flat_foot_heights(ctx)
 
     def initial_state(self, ctx: InitContext, rng: np.random.Generator) -> InitialState:
+        """The crab guard stance with joint noise, on the floor (host: the placement depends on the noise)."""
         qpos = ctx.pose(joint_noise(CRAB_GUARD, rng, self.init_noise_rad))
         pelvis = ctx.forward(qpos).pelvis_pos
         ts = {"phase": np.float64(0.0), "y0": np.float64(pelvis[1]), "max_lateral": np.float64(0.0)}

@@ -24,10 +24,12 @@ CoM height ``z_CoM`` (1).
 Initial state ("flamingo pose, noise"): standing on the right foot with the
 left foot lifted — left hip flexed 0.4 rad, left knee flexed 1.7 rad (the
 shank folded back, left heel ~0.43 m and toes ~0.26 m above the floor), right
-hip adducted 0.1 rad so the stance foot is under the pelvis — plus independent noise ``U(−0.03, 0.03)`` rad (from the
-reset ``rng``) on both hips (flexion, adduction), knees, ankles and the lumbar
-flexion and bending joints, clipped to the joint ranges; couplings resolved,
-lowered onto the floor (the right foot touches), zero velocity.
+hip adducted 0.1 rad so the stance foot is under the pelvis — plus independent
+noise ``U(−0.03, 0.03)`` rad (from the reset ``rng``) on both hips (flexion,
+adduction), knees, ankles and the lumbar flexion and bending joints, clipped to
+the joint ranges; couplings resolved, lowered onto the floor (the right foot
+touches), zero velocity. Drawn on the host (``initial_state``): the ground
+placement depends on the noise.
 
 Termination:
 
@@ -52,13 +54,20 @@ Choices where the paper is open:
   shank was chosen over a thigh-forward pose (hip 0.9, knee 1.5 rad): left
   without control, its toes reach the floor after ~45 control steps instead
   of ~15, so the 10-step tolerance is not the only slack a learner gets.
+
+Options (``SingleLegStand.Config``): ``noise_rad`` (0.03), ``tolerance_steps``
+(10), ``touch_height_m`` (0.05), ``pelvis_height_min_m`` (0.6).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
-from mskbench.tasks.base import InitContext, InitialState, Task, efficiency, survived
+from mskbench.tasks.base import (InitContext, InitialState, Task, TaskConfig, check_positive, efficiency, option,
+                                 survived)
+from mskbench.tasks.gait import joint_noise
 
 FLAMINGO_POSE = {
     "hip_flexion_l": 0.4,
@@ -84,26 +93,26 @@ class SingleLegStand(Task):
         "lateral_lean_penalty": -200.0,
         "efficiency": -1.0,
     }
-    pelvis_height_min_m = 0.6
-    touch_height_m = 0.05
-    tolerance_steps = 10
-    noise_rad = 0.03
 
-    def __init__(self, noise_rad: float = 0.03):
-        if noise_rad < 0:
-            raise ValueError(f"noise_rad must be non-negative, got {noise_rad}")
-        self.noise_rad = float(noise_rad)
+    @dataclass(frozen=True)
+    class Config(TaskConfig):
+        pelvis_height_min_m: float = option(0.6, "pelvis_too_low below this pelvis height (m)")
+        touch_height_m: float = option(0.05, "the lifted foot touches below this height (m)")
+        tolerance_steps: int = option(10, "control steps before dropped_foot can end the episode")
+        noise_rad: float = option(0.03, "initial joint noise U(-this, this) on NOISY_JOINTS (rad)")
+
+        def __post_init__(self):
+            check_positive(self, "noise_rad", "tolerance_steps", allow_zero=True)
 
     def initial_state(self, ctx: InitContext, rng: np.random.Generator) -> InitialState:
-        joints = {name: FLAMINGO_POSE.get(name, float(ctx.default_qpos[ctx.joint_qpos_adr(name)]))
-                  for name in NOISY_JOINTS}
-        noise = rng.uniform(-self.noise_rad, self.noise_rad, size=len(NOISY_JOINTS))
-        model = ctx.model
-        for (name, value), dq in zip(list(joints.items()), noise):
-            lo, hi = model.joint(name).range
-            joints[name] = float(np.clip(value + dq, lo, hi))
+        """The flamingo pose with joint noise, clipped to the joint ranges, then lowered onto the floor
+        (host: the placement depends on the noise)."""
+        pose = {name: FLAMINGO_POSE.get(name, float(ctx.default_qpos[ctx.joint_qpos_adr(name)]))
+                for name in NOISY_JOINTS}
+        joints = {name: float(np.clip(value, *ctx.model.joint(name).range))
+                  for name, value in joint_noise(pose, rng, self.noise_rad).items()}
         qpos = ctx.pose(joints)
-        return InitialState(qpos, np.zeros(model.nv), {"steps": np.int64(0)})
+        return InitialState(qpos, np.zeros(ctx.model.nv), {"steps": np.int64(0)})
 
     def advance(self, s, ts, xp):
         return {"steps": ts["steps"] + 1}

@@ -51,16 +51,25 @@ Choices where the paper is open:
 * Initial pose: pelvis pitched forward ``U(0.20, 0.30)`` rad, hip flexion
   ``U(0.55, 0.65)``, knees ``U(0.55, 0.65)`` rad, ankles set so the feet stay
   flat (``knee + pitch − hip``), root ``x, y`` jittered ``U(−0.03, 0.03)`` m.
+  Drawn on the host (``initial_state``): the ground placement depends on the
+  drawn angles.
+
+Options (``Sit.Config``): ``k_knee``; the termination heights ``pelvis_min_m``,
+``head_min_m``, ``knee_min_m``; the initial ranges ``start_pitch_rad``,
+``start_hip_rad``, ``start_knee_rad``, ``start_xy_range``. The chair is fixed
+(:mod:`mskbench.tasks.chair`).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import mujoco
 import numpy as np
 
-from mskbench.tasks import chair
 from mskbench.body.myofullbody import rotate_root
-from mskbench.tasks.base import InitContext, InitialState, Task, efficiency
+from mskbench.tasks import chair
+from mskbench.tasks.base import InitContext, InitialState, Task, TaskConfig, check_range, efficiency, option
 
 PREFIX = "sit"
 
@@ -95,20 +104,31 @@ class Sit(Task):
         "soft_landing": 5.0,
         "efficiency": -1.0,
     }
-    k_knee = 3.0
-    pelvis_min_m = 0.25
-    head_min_m = 0.6
-    knee_min_m = 0.15
+
+    @dataclass(frozen=True)
+    class Config(TaskConfig):
+        k_knee: float = option(3.0, "knee weight k_knee of seated_leg_geometry")
+        pelvis_min_m: float = option(0.25, "pelvis_too_low below this pelvis height (m)")
+        head_min_m: float = option(0.6, "head_too_low below this head height (m)")
+        knee_min_m: float = option(0.15, "knee_down below this knee height (m)")
+        start_pitch_rad: tuple[float, float] = option((0.20, 0.30), "initial forward pitch of the pelvis (rad)")
+        start_hip_rad: tuple[float, float] = option((0.55, 0.65), "initial hip flexion, both legs (rad)")
+        start_knee_rad: tuple[float, float] = option((0.55, 0.65), "initial knee flexion, both legs (rad)")
+        start_xy_range: tuple[float, float] = option((-0.03, 0.03), "initial root x and y jitter (m)")
+
+        def __post_init__(self):
+            check_range(self, "start_pitch_rad", "start_hip_rad", "start_knee_rad", "start_xy_range")
 
     def add_props(self, spec: mujoco.MjSpec) -> None:
         chair.add_chair(spec, PREFIX)
 
     def initial_state(self, ctx: InitContext, rng: np.random.Generator) -> InitialState:
-        pitch = float(rng.uniform(0.20, 0.30))
-        hip = float(rng.uniform(0.55, 0.65))
-        knee = float(rng.uniform(0.55, 0.65))
+        """The pre-flexed pose, feet flat, lowered onto the floor (host: the placement depends on the draw)."""
+        pitch = float(rng.uniform(*self.start_pitch_rad))
+        hip = float(rng.uniform(*self.start_hip_rad))
+        knee = float(rng.uniform(*self.start_knee_rad))
         ankle = knee + pitch - hip
-        xy = rng.uniform(-0.03, 0.03, size=2)
+        xy = rng.uniform(*self.start_xy_range, size=2)
         joints = {}
         for side in ("l", "r"):
             joints[f"hip_flexion_{side}"] = hip

@@ -43,20 +43,27 @@ Choices where the paper is open:
   (``(−dz/dx, 0, 1)/‖·‖``; ``ẑ`` off the terrain); phase period 1.1 s from 0.
 * Initial state: neutral standing pose on the flat start, pelvis at
   ``x = 0`` (the first drop is 0.4 m ahead), root moving forward at 1.0 m/s
-  so that it glides onto the slope.
+  so that it glides onto the slope: a fixed start (``start``).
 
 Observation: phase ``(sin 2πφ, cos 2πφ)`` (2), ``n_slope`` (3).
 Success (Table XII): maximum forward pelvis displacement from the start
 ``max(x_pelvis − x_pelvis,0) ≥ 18`` m. Horizon: 1,000 steps (10 s; the slope
 accelerates a glider to several m/s, so 18 m takes ~5 s).
+
+Options (``Slide.Config``): ``gate_height_m``, ``pitch_back_max_rad``,
+``split_max_m``, ``pelvis_height_min_m``, ``success_distance_m``,
+``initial_speed_mps``, ``period_s`` (the values above). The slope is fixed.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import mujoco
 import numpy as np
 
-from mskbench.tasks.base import InitContext, InitialState, Task, advance_phase, efficiency, phase_clock
+from mskbench.tasks.base import (InitContext, InitialState, Task, TaskConfig, advance_phase, check_positive, efficiency,
+                                 option, phase_clock)
 from mskbench.tasks.terrain import SlopeProfile
 
 SEGMENT_SLOPES_DEG = (-10.0, -16.0, -5.0, 3.0, -12.0, -18.0, -6.0, 3.0, -10.0, -14.0, -4.0)
@@ -93,27 +100,27 @@ class Slide(Task):
         "backward_lean_penalty": -100.0,
         "efficiency": -1.0,
     }
-    gate_height_m = 0.7
-    pitch_back_max_rad = 0.8
-    split_max_m = 1.2
-    pelvis_height_min_m = 0.45
-    success_distance_m = 18.0
-    initial_speed_mps = 1.0
 
-    def __init__(self, period_s: float = 1.1):
-        if period_s <= 0:
-            raise ValueError(f"period_s must be positive, got {period_s}")
-        self.period_s = float(period_s)
-        self.control_dt_s = 0.01
-        self.terrain = wave_slope()
+    @dataclass(frozen=True)
+    class Config(TaskConfig):
+        gate_height_m: float = option(0.7, "R_gate: pelvis more than this above the terrain (m)")
+        pitch_back_max_rad: float = option(0.8, "fell_backward above this trunk pitch (rad)")
+        split_max_m: float = option(1.2, "split above this lateral feet separation (m)")
+        pelvis_height_min_m: float = option(0.45, "pelvis_too_low below this height above the terrain (m)")
+        success_distance_m: float = option(18.0, "success: maximum forward pelvis displacement (m)")
+        initial_speed_mps: float = option(1.0, "initial forward speed of the root (m/s)")
+        period_s: float = option(1.1, "period of the phase clock (s)")
+
+        def __post_init__(self):
+            check_positive(self, "period_s")
+
+    terrain = wave_slope()
 
     def add_props(self, spec: mujoco.MjSpec) -> None:
         self.terrain.add_to(spec)
 
-    def bind(self, ctx: InitContext) -> None:
-        self.control_dt_s = ctx.control_dt_s
 
-    def initial_state(self, ctx: InitContext, rng: np.random.Generator) -> InitialState:
+    def start(self, ctx: InitContext) -> InitialState:
         base = ctx.default_qpos.copy()
         base[2] += self.terrain.zs[0]  # start above the platform, then lower onto it
         qpos = ctx.pose(base=base, root_xy=(0.0, 0.0), ground_geom=self.terrain.names[0])

@@ -40,21 +40,29 @@ Choices where the paper is open (also in ``docs/tasks.md``):
   (plane of elevation 0, shoulder elevation 1.0 rad, shoulder rotation
   −1.5 rad, elbows flexed 2.2 rad: upper arms out to the sides, forearms up,
   hands ~0.38 m to either side of the midline at ~1.59 m, just behind the
-  neck) and no load is added; the squat is body-weight only. The initial state is that pose with legs straight
-  on the floor, at rest, no noise (φ = 0 is the top of the squat).
+  neck) and no load is added; the squat is body-weight only. The initial
+  state is that pose with legs straight on the floor, at rest, no noise (φ = 0
+  is the top of the squat): a fixed start (``start``).
 * Observation: phase ``(sin 2πφ, cos 2πφ)`` (2) and ``z_target`` (1).
 
 Termination: ``z_pelvis < 0.35`` m (``pelvis_too_low``) or a knee below
 0.25 m (``kneeling``, the "landmine"). Success: the pelvis first falls below
 0.75 m and afterwards rises above 0.90 m (a two-state latch in the task
 state). Horizon: 1,000 steps (our choice: 2.5 squat periods).
+
+Options (``Squat.Config``): ``period_s`` (4 s), ``bottom_height_m`` (0.65 m),
+``n_table`` (21), the termination heights ``pelvis_height_min_m``,
+``knee_height_min_m`` and the success heights ``below_m``, ``above_m``.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
-from mskbench.tasks.base import InitContext, InitialState, Task, advance_phase, efficiency, phase_clock
+from mskbench.tasks.base import (InitContext, InitialState, Task, TaskConfig, advance_phase, check_positive, efficiency,
+                                 option, phase_clock)
 
 #: Back-squat "barbell hold" of both arms (no bar): hands up beside the head.
 BARBELL_HOLD = {
@@ -90,25 +98,29 @@ class Squat(Task):
         "kneeling_penalty": -1000.0,
         "efficiency": -1.0,
     }
-    pelvis_height_min_m = 0.35
-    knee_height_min_m = 0.25
-    below_m = 0.75
-    above_m = 0.90
-    n_table = 21
 
-    def __init__(self, period_s: float = 4.0, bottom_height_m: float = 0.65):
-        if period_s <= 0:
-            raise ValueError(f"period_s must be positive, got {period_s}")
-        self.period_s = float(period_s)
-        self.bottom_height_m = float(bottom_height_m)
-        self.control_dt_s = 0.01
-        self.top_height_m = 0.947
-        # Pelvis height (ascending) -> squat depth, filled in ``bind``.
-        self._table_z = np.array([0.5, 0.947])
-        self._table_d = np.array([1.0, 0.0])
+    @dataclass(frozen=True)
+    class Config(TaskConfig):
+        period_s: float = option(4.0, "period of the squat's phase clock (s)")
+        bottom_height_m: float = option(0.65, "z_bottom: pelvis-height target at the bottom of the squat (m)")
+        pelvis_height_min_m: float = option(0.35, "pelvis_too_low below this pelvis height (m)")
+        knee_height_min_m: float = option(0.25, "kneeling (and kneeling_penalty) below this knee height (m)")
+        below_m: float = option(0.75, "success: the pelvis first goes below this height (m)")
+        above_m: float = option(0.90, "success: ... and afterwards above this height (m)")
+        n_table: int = option(21, "squat depths tabulated for the joint targets")
+
+        def __post_init__(self):
+            check_positive(self, "period_s", "bottom_height_m")
+            if self.n_table < 2:
+                raise ValueError(f"n_table must be >= 2, got {self.n_table}")
+
+    #: Measured in ``bind``: the start pose's pelvis height, and the table pelvis height (ascending) → depth.
+    top_height_m = 0.947
+    _table_z = (0.5, 0.947)
+    _table_d = (1.0, 0.0)
 
     def bind(self, ctx: InitContext) -> None:
-        self.control_dt_s = ctx.control_dt_s
+        super().bind(ctx)
         depths = np.linspace(0.0, 1.0, self.n_table)
         z = np.array([ctx.forward(ctx.pose(squat_pose(d))).pelvis_pos[2] for d in depths])
         if not np.all(np.diff(z) < 0):
@@ -132,7 +144,7 @@ class Squat(Task):
         return xp.interp(self.z_target(phase, xp), xp.asarray(self._table_z), xp.asarray(self._table_d))
 
     # -- episode ---------------------------------------------------------------------
-    def initial_state(self, ctx: InitContext, rng: np.random.Generator) -> InitialState:
+    def start(self, ctx: InitContext) -> InitialState:
         qpos = ctx.pose(squat_pose(0.0))
         ts = {"phase": np.float64(0.0), "went_below": np.bool_(False), "rose_after": np.bool_(False)}
         return InitialState(qpos, np.zeros(ctx.model.nv), ts)

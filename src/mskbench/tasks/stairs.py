@@ -41,20 +41,31 @@ Choices where the paper is open:
   side).
 * Initial state ("walk posture, initial fwd vel"): Walk's synthetic reference
   pose at a uniformly drawn phase, its joint velocities, root moving forward
-  at 0.8 m/s, pelvis at ``x = 0``, on the floor.
+  at 0.8 m/s, pelvis at ``x = 0``, on the floor; drawn on the host
+  (``initial_state``): the placement depends on the phase.
 
 Observation: phase ``(sin 2πφ, cos 2πφ)`` (2), radar ``z_terrain`` (9).
 Success (Table XII): maximum pelvis height over the episode ≥ 1.6 m (absolute;
 the landing puts a standing pelvis at ~2.1 m, the fifth step at ~1.7 m).
 Horizon: 1,000 steps (the paper gives none).
+
+Options (``Stairs.Config``): ``period_s``, ``initial_speed_mps``, the radar
+(``n_radar``, ``radar_spacing_m``, ``step_detect_m``), the termination
+(``pelvis_height_min_m``, ``lateral_drift_max_m``) and success
+(``success_pelvis_height_m``) thresholds (the values above; the staircase is
+fixed).
 """
 
 from __future__ import annotations
 
+import functools
+from dataclasses import dataclass
+
 import mujoco
 import numpy as np
 
-from mskbench.tasks.base import InitContext, InitialState, Task, advance_phase, efficiency, phase_clock
+from mskbench.tasks.base import (InitContext, InitialState, Task, TaskConfig, advance_phase, check_positive, efficiency,
+                                 option, phase_clock)
 from mskbench.tasks.terrain import BoxTerrain
 from mskbench.tasks.walk_reference import WalkReference
 
@@ -84,41 +95,44 @@ class Stairs(Task):
         "anticipatory_lift": 40.0,
         "efficiency": -1.0,
     }
-    pelvis_height_min_m = 0.75
-    lateral_drift_max_m = 1.0
-    success_pelvis_height_m = 1.6
-    radar_spacing_m = 0.15
-    n_radar = 9
-    step_detect_m = 0.05
-    initial_speed_mps = 0.8
 
-    def __init__(self, period_s: float = 1.1):
-        if period_s <= 0:
-            raise ValueError(f"period_s must be positive, got {period_s}")
-        self.period_s = float(period_s)
-        self.control_dt_s = 0.01
-        self.terrain = staircase()
-        self.radar_offsets = self.radar_spacing_m * np.arange(self.n_radar)
-        self.reference: WalkReference | None = None
+    @dataclass(frozen=True)
+    class Config(TaskConfig):
+        pelvis_height_min_m: float = option(0.75, "pelvis_too_low below this height above the lowest terrain (m)")
+        lateral_drift_max_m: float = option(1.0, "lateral_drift beyond this |y_pelvis| (m)")
+        success_pelvis_height_m: float = option(1.6, "success: maximum pelvis height (m, absolute)")
+        radar_spacing_m: float = option(0.15, "spacing of the radar points ahead of the pelvis (m)")
+        n_radar: int = option(9, "radar points, the first under the pelvis")
+        step_detect_m: float = option(0.05, "I(radar): a radar point this far above the ground under the pelvis (m)")
+        initial_speed_mps: float = option(0.8, "initial forward speed of the root, and the reference's speed (m/s)")
+        period_s: float = option(1.1, "stride period of the phase clock and the reference (s)")
+
+        def __post_init__(self):
+            check_positive(self, "radar_spacing_m", "n_radar", "period_s")
+
+    terrain = staircase()
+    #: The synthetic gait of the initial states, built in ``bind``.
+    reference: WalkReference | None = None
+
+    @functools.cached_property
+    def radar_offsets(self) -> np.ndarray:
+        """Distances of the radar points ahead of the pelvis (n_radar,), m."""
+        return self.radar_spacing_m * np.arange(self.n_radar)
 
     def add_props(self, spec: mujoco.MjSpec) -> None:
         self.terrain.add_to(spec)
 
     def bind(self, ctx: InitContext) -> None:
-        self.control_dt_s = ctx.control_dt_s
+        super().bind(ctx)
         self.reference = WalkReference.build(ctx.model, ctx.handles, ctx.default_qpos,
                                              period_s=self.period_s, speed_mps=self.initial_speed_mps)
 
     def initial_state(self, ctx: InitContext, rng: np.random.Generator) -> InitialState:
+        """Walk's reference at a uniformly drawn phase, on the floor (host: the placement depends on the phase)."""
         if self.reference is None:
             raise RuntimeError("Stairs task is not bound to a model; call bind() first")
         phase = float(rng.uniform(0.0, 1.0))
-        base = ctx.default_qpos.copy()
-        base[ctx.handles.joint_qpos] = self.reference.q_ref(phase)
-        qpos = ctx.pose(base=base)
-        qvel = np.zeros(ctx.model.nv)
-        qvel[ctx.handles.joint_dof] = self.reference.qdot_ref(phase)
-        qvel[0] = self.initial_speed_mps
+        qpos, qvel = self.reference.state_at(ctx, phase, self.initial_speed_mps)
         pelvis_z = ctx.forward(qpos).pelvis_pos[2]
         ts = {"phase": np.float64(phase), "max_pelvis_z": np.float64(pelvis_z)}
         return InitialState(qpos, qvel, ts)

@@ -17,15 +17,21 @@ efficiency (−1)             ``mean(a²)`` — our choice of weight (the paper
 
 Observation: torso quaternion (4), feet heights (2).
 Initial state: neutral pose (couplings resolved), lowered onto the floor, zero
-velocity, no noise. Termination: ``z_CoM < 0.8`` m or root tilt ``> 0.8`` rad.
+velocity, no noise: a fixed start (``start``; nothing is drawn per episode).
+Termination: ``z_CoM < 0.8`` m or root tilt ``> 0.8`` rad.
 Success: 1,000 steps without earlier termination. Horizon: 1,000 control steps.
+
+Options (``Stand.Config``): the termination thresholds ``com_height_min_m``,
+``tilt_max_rad``.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
-from mskbench.tasks.base import InitContext, InitialState, Task, efficiency, fell, survived
+from mskbench.tasks.base import InitContext, InitialState, Task, TaskConfig, efficiency, fell, option, survived
 
 
 class Stand(Task):
@@ -41,10 +47,13 @@ class Stand(Task):
         "survival": 5.0,
         "efficiency": -1.0,
     }
-    com_height_min_m = 0.8
-    tilt_max_rad = 0.8
 
-    def initial_state(self, ctx: InitContext, rng: np.random.Generator) -> InitialState:
+    @dataclass(frozen=True)
+    class Config(TaskConfig):
+        com_height_min_m: float = option(0.8, "com_too_low below this CoM height (m)")
+        tilt_max_rad: float = option(0.8, "tilted above this root tilt (rad)")
+
+    def start(self, ctx: InitContext) -> InitialState:
         qpos = ctx.pose()
         q0 = qpos[ctx.handles.joint_qpos].copy()
         return InitialState(qpos, np.zeros(ctx.model.nv), {"q0_joints": q0})

@@ -41,19 +41,26 @@ Choices where the paper is open:
   idx+2``, clipped to the final one) relative to the pelvis, 3 × 3 values.
 * Phase clock: period 1.1 s from phase 0 at reset.
 * Initial state: neutral standing pose on the start platform, pelvis at
-  ``x = 0``, at rest (no noise; the course is fixed).
+  ``x = 0``, at rest (no noise; the course is fixed): a fixed start
+  (``start``).
 
 Observation: phase ``(sin 2πφ, cos 2πφ)`` (2), ``stones_dp`` (9).
 Termination: ``fell_from_height`` (``z_pelvis < 2.5`` m, absolute).
 Success: ``current_stone_idx`` reaches 8. Horizon: 1,000 steps (our choice).
+
+Options (``StepStones.Config``): ``pelvis_height_min_m`` (2.5 m),
+``n_obs_targets`` (3), ``period_s`` (1.1 s). The course is fixed.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import mujoco
 import numpy as np
 
-from mskbench.tasks.base import InitContext, InitialState, Task, advance_phase, efficiency, phase_clock
+from mskbench.tasks.base import (InitContext, InitialState, Task, TaskConfig, advance_phase, check_positive, efficiency,
+                                 option, phase_clock)
 from mskbench.tasks.terrain import BoxTerrain
 
 TOP_Z_M = 2.10
@@ -65,13 +72,17 @@ START_PLATFORM_X = (-1.5, 0.35)
 FAR_PLATFORM_X = (6.25, 8.25)
 PLATFORM_HALF_WIDTH_M = 0.6
 FAR_TARGET_X_M = 6.65
+#: Stone centres along x (m).
+STONE_X = STONE_X0_M + STONE_PITCH_M * np.arange(N_STONES)
+#: Target points: the stone-top centres, then the far platform (N_STONES + 1, 3).
+TARGETS = np.stack([np.append(STONE_X, FAR_TARGET_X_M), np.zeros(N_STONES + 1), np.full(N_STONES + 1, TOP_Z_M)],
+                   axis=1)
 
 
 def stone_course() -> BoxTerrain:
     w = PLATFORM_HALF_WIDTH_M
     rows = [(START_PLATFORM_X[0], START_PLATFORM_X[1], -w, w, 0.0, TOP_Z_M)]
-    for i in range(N_STONES):
-        cx = STONE_X0_M + STONE_PITCH_M * i
+    for cx in STONE_X:
         rows.append((cx - STONE_HALF[0], cx + STONE_HALF[0], -STONE_HALF[1], STONE_HALF[1], 0.0, TOP_Z_M))
     rows.append((FAR_PLATFORM_X[0], FAR_PLATFORM_X[1], -w, w, 0.0, TOP_Z_M))
     return BoxTerrain.from_extents("stepstones_box", rows)
@@ -89,29 +100,27 @@ class StepStones(Task):
         "overbend_knee": -50.0,
         "efficiency": -1.0,
     }
-    pelvis_height_min_m = 2.5
-    n_obs_targets = 3
 
-    def __init__(self, period_s: float = 1.1):
-        if period_s <= 0:
-            raise ValueError(f"period_s must be positive, got {period_s}")
-        self.period_s = float(period_s)
-        self.control_dt_s = 0.01
-        self.terrain = stone_course()
-        stone_x = STONE_X0_M + STONE_PITCH_M * np.arange(N_STONES)
-        self.stone_x = stone_x
-        #: Target points (stone-top centres, then the far platform), (N_STONES + 1, 3).
-        self.targets = np.stack([np.append(stone_x, FAR_TARGET_X_M), np.zeros(N_STONES + 1),
-                                 np.full(N_STONES + 1, TOP_Z_M)], axis=1)
-        self.final_idx = N_STONES
+    @dataclass(frozen=True)
+    class Config(TaskConfig):
+        pelvis_height_min_m: float = option(2.5, "fell_from_height below this pelvis height (m, absolute)")
+        n_obs_targets: int = option(3, "targets observed in stones_dp, from the current one")
+        period_s: float = option(1.1, "period of the phase clock (s)")
+
+        def __post_init__(self):
+            check_positive(self, "period_s", "n_obs_targets")
+
+    terrain = stone_course()
+    stone_x = STONE_X
+    targets = TARGETS
+    #: Index of the final target (the far platform).
+    final_idx = N_STONES
 
     def add_props(self, spec: mujoco.MjSpec) -> None:
         self.terrain.add_to(spec, rgba=(0.5, 0.45, 0.4, 1.0))
 
-    def bind(self, ctx: InitContext) -> None:
-        self.control_dt_s = ctx.control_dt_s
 
-    def initial_state(self, ctx: InitContext, rng: np.random.Generator) -> InitialState:
+    def start(self, ctx: InitContext) -> InitialState:
         base = ctx.default_qpos.copy()
         base[2] += TOP_Z_M  # start above the platform, then lower onto it
         qpos = ctx.pose(base=base, root_xy=(0.0, 0.0), ground_geom=self.terrain.names[0])

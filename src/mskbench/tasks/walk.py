@@ -16,21 +16,26 @@ efficiency (−1)             ``mean(a²)`` (our weight)
 
 Choices where the paper is open: ``v_target = (1.2, 0, 0)`` m/s and a stride
 period of 1.1 s (the synthetic reference of
-:mod:`mskbench.tasks.walk_reference`, which is walked at that speed).
+:mod:`mskbench.tasks.walk_reference`, which is walked at that speed): options
+``target_speed_mps`` and ``period_s``; the termination thresholds are options
+``com_height_min_m`` and ``tilt_max_rad`` (``Walk.Config``).
 
 Observation: phase clock ``(sin 2πφ, cos 2πφ)`` (2) and ``Δq = q_joints − q_ref``
 (122). Initial state: a phase drawn uniformly, the reference pose and joint
 velocities at that phase, root moving forward at ``v_target``, lowered onto
-the floor. Termination: ``z_CoM < 0.5`` m or root tilt ``> 0.8`` rad.
+the floor (on the host, ``initial_state``: the placement depends on the
+phase). Termination: ``z_CoM < 0.5`` m or root tilt ``> 0.8`` rad.
 Success: 1,000 steps without earlier termination. Horizon: 1,000 steps.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
-from mskbench.tasks.base import (InitContext, InitialState, Task, advance_phase, efficiency, fell, phase_clock,
-                                 survived)
+from mskbench.tasks.base import (InitContext, InitialState, Task, TaskConfig, advance_phase, check_positive, efficiency,
+                                 fell, option, phase_clock, survived)
 from mskbench.tasks.walk_reference import WalkReference
 
 
@@ -47,22 +52,22 @@ class Walk(Task):
         "forward_face": 8.0,
         "efficiency": -1.0,
     }
-    com_height_min_m = 0.5
-    tilt_max_rad = 0.8
 
-    def __init__(self, target_speed_mps: float = 1.2, period_s: float = 1.1):
-        if period_s <= 0:
-            raise ValueError(f"period_s must be positive, got {period_s}")
-        if target_speed_mps <= 0:
-            raise ValueError(f"target_speed_mps must be positive (the reference gait walks forward), "
-                             f"got {target_speed_mps}")
-        self.target_speed_mps = float(target_speed_mps)
-        self.period_s = float(period_s)
-        self.control_dt_s = 0.01
-        self.reference: WalkReference | None = None
+    @dataclass(frozen=True)
+    class Config(TaskConfig):
+        target_speed_mps: float = option(1.2, "v_target, forward (m/s); also the speed of the reference gait")
+        period_s: float = option(1.1, "stride period of the phase clock and the reference (s)")
+        com_height_min_m: float = option(0.5, "com_too_low below this CoM height (m)")
+        tilt_max_rad: float = option(0.8, "tilted above this root tilt (rad)")
+
+        def __post_init__(self):
+            check_positive(self, "target_speed_mps", "period_s")
+
+    #: The synthetic gait, built in ``bind``.
+    reference: WalkReference | None = None
 
     def bind(self, ctx: InitContext) -> None:
-        self.control_dt_s = ctx.control_dt_s
+        super().bind(ctx)
         self.reference = WalkReference.build(ctx.model, ctx.handles, ctx.default_qpos,
                                              period_s=self.period_s, speed_mps=self.target_speed_mps)
 
@@ -72,14 +77,9 @@ class Walk(Task):
         return self.reference
 
     def initial_state(self, ctx: InitContext, rng: np.random.Generator) -> InitialState:
-        ref = self._ref()
+        """The reference at a uniformly drawn phase, on the floor (host: the placement depends on the phase)."""
         phase = float(rng.uniform(0.0, 1.0))
-        base = ctx.default_qpos.copy()
-        base[ctx.handles.joint_qpos] = ref.q_ref(phase)
-        qpos = ctx.pose(base=base)
-        qvel = np.zeros(ctx.model.nv)
-        qvel[ctx.handles.joint_dof] = ref.qdot_ref(phase)
-        qvel[0] = self.target_speed_mps
+        qpos, qvel = self._ref().state_at(ctx, phase, self.target_speed_mps)
         return InitialState(qpos, qvel, {"phase": np.float64(phase)})
 
     def advance(self, s, ts, xp):

@@ -23,7 +23,9 @@ Observation: ``delta_p_chair`` = Δp_chair (3), ``seated`` = ``I_seated`` (1).
 Initial state ("face away, inject backward vel"): the neutral standing pose with
 its back to the chair, pelvis ``U(1.05, 1.25)`` m in front of the seat target
 point (``x``; ``y`` jittered ``U(−0.05, 0.05)`` m), root moving backwards
-(−x) at ``U(0.3, 0.5)`` m/s, on the floor.
+(−x) at ``U(0.3, 0.5)`` m/s, on the floor: placed once at the origin
+(``start``), its root then moved by ``randomize`` (the floor is flat), so the
+batched environment draws the start per world on the device.
 Termination ("ground contact (head/knees)", geometric): ``head_too_low``
 (``z_head < 0.6`` m) or ``knee_down`` (a knee below 0.15 m).
 Success: the sit flag (``has_sat_down``) is true and the rollout reached 500
@@ -43,15 +45,21 @@ Choices where the paper is open:
 * Head threshold 0.6 m (lying), knee threshold 0.15 m (kneeling), as in Sit;
   the knee test also ends an episode that sits down on the floor with the
   thighs level (the knee joints are then ~7 cm above the floor).
+
+Options (``WalkAndSit.Config``): ``head_min_m``, ``knee_min_m`` and the initial
+ranges ``start_distance_m``, ``start_y_range``, ``backward_speed_mps`` (the
+values above). The chair is Sit's (:mod:`mskbench.tasks.chair`).
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import mujoco
 import numpy as np
 
 from mskbench.tasks import chair
-from mskbench.tasks.base import InitContext, InitialState, Task, efficiency
+from mskbench.tasks.base import InitContext, InitialState, Task, TaskConfig, check_range, efficiency, option, put
 
 PREFIX = "walk_and_sit"
 
@@ -68,22 +76,33 @@ class WalkAndSit(Task):
         "ninety_degree_pose": 100.0,
         "efficiency": -1.0,
     }
-    head_min_m = 0.6
-    knee_min_m = 0.15
-    start_distance_m = (1.05, 1.25)
-    backward_speed_mps = (0.3, 0.5)
+
+    @dataclass(frozen=True)
+    class Config(TaskConfig):
+        head_min_m: float = option(0.6, "head_too_low below this head height (m)")
+        knee_min_m: float = option(0.15, "knee_down below this knee height (m)")
+        start_distance_m: tuple[float, float] = option((1.05, 1.25), "initial root x ahead of the seat target (m)")
+        start_y_range: tuple[float, float] = option((-0.05, 0.05), "initial root y about the chair's centre line (m)")
+        backward_speed_mps: tuple[float, float] = option((0.3, 0.5), "initial backward (-x) speed of the root (m/s)")
+
+        def __post_init__(self):
+            check_range(self, "start_distance_m", "start_y_range", "backward_speed_mps")
 
     def add_props(self, spec: mujoco.MjSpec) -> None:
         chair.add_chair(spec, PREFIX)
 
-    def initial_state(self, ctx: InitContext, rng: np.random.Generator) -> InitialState:
-        dist = float(rng.uniform(*self.start_distance_m))
-        y = float(rng.uniform(-0.05, 0.05))
-        speed = float(rng.uniform(*self.backward_speed_mps))
-        qpos = ctx.pose(root_xy=(float(chair.SEAT_TARGET[0]) + dist, chair.CHAIR_Y_M + y))
-        qvel = np.zeros(ctx.model.nv)
-        qvel[0] = -speed  # free-joint linear velocity is in the world frame
-        return InitialState(qpos, qvel, chair.sit_state())
+    def start(self, ctx: InitContext) -> InitialState:
+        """Standing on the floor at rest, root at the origin, facing away from the chair."""
+        return InitialState(ctx.pose(), np.zeros(ctx.model.nv), chair.sit_state())
+
+    def randomize(self, init: InitialState, rng, xp) -> InitialState:
+        """The root moved in front of the chair (the floor is flat: the height stays), moving backwards."""
+        dist = rng.uniform(*self.start_distance_m)
+        y = rng.uniform(*self.start_y_range)
+        speed = rng.uniform(*self.backward_speed_mps)
+        xy = xp.stack([chair.SEAT_TARGET[0] + dist, chair.CHAIR_Y_M + y])
+        qvel = put(xp, init.qvel, 0, -speed)  # free-joint linear velocity is in the world frame
+        return InitialState(put(xp, init.qpos, slice(0, 2), xy), qvel, init.task_state)
 
     def advance(self, s, ts, xp):
         return chair.advance_sit(s, ts, xp)

@@ -10,17 +10,22 @@ joint couplings resolved sample by sample. Arms are not swung.
 
 The reference is tabulated at ``n_samples`` phases per stride; at step time it
 is read by linear interpolation with the array namespace ``xp`` (NumPy or JAX).
+Walk and Stairs start episodes from it (:meth:`WalkReference.state_at`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import mujoco
 import numpy as np
 from scipy.interpolate import CubicSpline
 
-from mskbench.body.myofullbody import BodyHandles
+from mskbench.body.base import BodyHandles
+
+if TYPE_CHECKING:
+    from mskbench.tasks.base import InitContext
 
 #: Knots (stride fraction, angle in rad) for the right leg; OpenSim signs:
 #: hip and knee flexion positive, ankle dorsiflexion positive.
@@ -99,3 +104,14 @@ class WalkReference:
 
     def qdot_ref(self, phase, xp=np):
         return self.lookup(self.qdot_table, phase, xp)
+
+    def state_at(self, ctx: InitContext, phase: float, speed_mps: float) -> tuple[np.ndarray, np.ndarray]:
+        """``(qpos, qvel)`` of a reference start (host): the pose and joint velocities at ``phase``
+        (other coordinates neutral), lowered onto the floor, the root moving forward (+x) at ``speed_mps``."""
+        base = ctx.default_qpos.copy()
+        base[ctx.handles.joint_qpos] = self.q_ref(phase)
+        qpos = ctx.pose(base=base)
+        qvel = np.zeros(ctx.model.nv)
+        qvel[ctx.handles.joint_dof] = self.qdot_ref(phase)
+        qvel[0] = speed_mps
+        return qpos, qvel

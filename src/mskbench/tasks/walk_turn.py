@@ -36,7 +36,10 @@ Choices where the paper is open:
   previous leg (random side). Leg lengths ``U(2.0, 3.0)`` m. A candidate
   waypoint closer than 1.0 m to an obstacle centre is redrawn (up to 100
   times). Reaching the last waypoint makes the index 8 (no more targets;
-  ``Δp`` then refers to the last waypoint and nothing more is paid).
+  ``Δp`` then refers to the last waypoint and nothing more is paid). The
+  chain is drawn on the host (``initial_state``): how many values a redraw
+  loop takes from ``rng`` depends on the values drawn, which one code path
+  for NumPy's generator and JAX keys cannot reproduce draw for draw.
 * "Walls" (Fig. 12a: "spherical obstacles"): eight static spheres of radius
   0.35 m resting on the floor at fixed positions around the start
   (``OBSTACLES``). They collide with the body. "Contact" is geometric: any of
@@ -45,15 +48,25 @@ Choices where the paper is open:
 * Novice protection counts control steps in the task state (``steps``);
   conditions are evaluated but ignored while ``steps ≤ 20``.
 * Target ID is given as the index itself (a float), not one-hot.
+
+Options (``WalkTurn.Config``): the waypoint chain (``n_targets``,
+``leg_length_m``, ``first_turn_rad``, ``turn_rad``, ``waypoint_clearance_m``),
+``reach_radius_m``, the obstacles' ``obstacle_radius_m`` and
+``contact_margin_m``, ``protection_steps`` and the termination heights
+``pelvis_min_m``, ``head_min_m`` (the values above; the obstacle positions are
+fixed).
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import mujoco
 import numpy as np
 
 from mskbench.sim.state import cross
-from mskbench.tasks.base import InitContext, InitialState, Task, efficiency
+from mskbench.tasks.base import (InitContext, InitialState, Task, TaskConfig, check_positive, check_range,
+                                 efficiency, option)
 from mskbench.tasks.obstacles import BODY_POINT_ROLES, body_points
 
 #: Obstacle sphere centres (x, y), m; radius ``WalkTurn.obstacle_radius_m``, resting on the floor.
@@ -76,17 +89,24 @@ class WalkTurn(Task):
         "wall_collision": -200.0,
         "efficiency": -1.0,
     }
-    n_targets = 8
-    reach_radius_m = 0.5
-    obstacle_radius_m = 0.35
-    contact_margin_m = 0.10
-    waypoint_clearance_m = 1.0
-    leg_length_m = (2.0, 3.0)
-    first_turn_rad = (np.pi / 6, np.pi / 3)
-    turn_rad = (np.pi / 6, np.pi / 2)
-    protection_steps = 20
-    pelvis_min_m = 0.55
-    head_min_m = 0.8
+
+    @dataclass(frozen=True)
+    class Config(TaskConfig):
+        n_targets: int = option(8, "waypoints per episode")
+        reach_radius_m: float = option(0.5, "a waypoint is reached within this horizontal distance (m)")
+        obstacle_radius_m: float = option(0.35, "radius of the obstacle spheres (m)")
+        contact_margin_m: float = option(0.10, "wall_collision: a body point within radius + this of a centre (m)")
+        waypoint_clearance_m: float = option(1.0, "waypoints are redrawn closer than this to an obstacle centre (m)")
+        leg_length_m: tuple[float, float] = option((2.0, 3.0), "length of each leg of the waypoint chain (m)")
+        first_turn_rad: tuple[float, float] = option((np.pi / 6, np.pi / 3), "|heading| of the first leg (rad)")
+        turn_rad: tuple[float, float] = option((np.pi / 6, np.pi / 2), "|turn| of every further leg (rad)")
+        protection_steps: int = option(20, "novice protection: control steps without termination")
+        pelvis_min_m: float = option(0.55, "pelvis_too_low below this pelvis height (m)")
+        head_min_m: float = option(0.8, "head_too_low below this head height (m)")
+
+        def __post_init__(self):
+            check_range(self, "leg_length_m", "first_turn_rad", "turn_rad")
+            check_positive(self, "n_targets", "reach_radius_m", "obstacle_radius_m")
 
     def add_props(self, spec: mujoco.MjSpec) -> None:
         r = self.obstacle_radius_m

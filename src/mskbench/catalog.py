@@ -1,0 +1,61 @@
+"""The task catalog: every task id, its family and where its class lives. No simulator imports.
+
+The 22 tasks of the MSK-Bench suite (paper Tables VI–VIII) come first, in the
+paper's order, tagged by family as dm_control tags its suites. Results
+(published numbers, other codebases) are read, validated and grouped against
+:data:`SUITE` without loading MuJoCo; :mod:`mskbench.tasks` imports a task's
+class from :data:`TASKS` only when the task is made, and Gymnasium ids
+(``mskbench/<id>-v0``) are registered from it at ``import mskbench``.
+
+Tasks outside the suite (``family`` not in :data:`FAMILIES`) run on the same
+stack but are not part of Table II: the mouse-forelimb reaching imitation of
+Leonardis et al. (2025).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+#: The suite's task families (Tables VI, VII and VIII).
+FAMILIES = ("stabilization", "locomotion", "interaction")
+
+
+class TaskEntry(NamedTuple):
+    family: str
+    #: ``module:Class`` of the task.
+    path: str
+
+
+def _suite(family: str, *names: str) -> dict[str, TaskEntry]:
+    modules = {"SingleLegStand": "single_leg_stand", "WalkTurn": "walk_turn", "StepStones": "step_stones",
+               "OpenDoor": "open_door", "WalkAndSit": "walk_and_sit", "ChinUp": "chin_up", "PoleWalk": "pole_walk"}
+    return {n: TaskEntry(family, f"mskbench.tasks.{modules.get(n, n.lower())}:{n}") for n in names}
+
+
+#: Every task id, in catalog order: the suite in the paper's order, then the other tasks.
+TASKS: dict[str, TaskEntry] = {
+    **_suite("stabilization", "Stand", "Powerlift", "SingleLegStand", "Sit", "Balance", "Squat"),
+    **_suite("locomotion", "Walk", "Crawl", "Run", "Jump", "WalkTurn", "Sidestep"),
+    **_suite("interaction", "Stairs", "Hurdle", "StepStones", "Slide", "OpenDoor", "Reach", "WalkAndSit", "ChinUp",
+             "Catch", "PoleWalk"),
+    "MouseImitation": TaskEntry("imitation", "mskbench.mouse.imitation:MouseImitation"),
+}
+
+#: The 22 suite task ids and their families, in the paper's order.
+SUITE: dict[str, str] = {name: e.family for name, e in TASKS.items() if e.family in FAMILIES}
+
+
+def task_id(name: str, *, suite_only: bool = False) -> str:
+    """The catalog id for ``name`` (case-insensitive); a ``ValueError`` lists the valid ids."""
+    ids = SUITE if suite_only else TASKS
+    for key in ids:
+        if key.lower() == str(name).strip().lower():
+            return key
+    raise ValueError(f"unknown task {name!r}; valid {'suite task ids' if suite_only else 'tasks'}: {', '.join(ids)}")
+
+
+def suite_ids(family: str | None = None) -> list[str]:
+    """The suite's task ids, optionally only those of one family."""
+    if family is not None and family not in FAMILIES:
+        raise ValueError(f"unknown family {family!r}; valid families: {', '.join(FAMILIES)}")
+    return [n for n, f in SUITE.items() if family is None or f == family]
