@@ -1,4 +1,6 @@
-"""Mouse imitation: synthetic clips, the CPU and JAX environments, train -> eval end to end."""
+"""Mouse imitation: synthetic clips, the imitation task on the shared env stack, train -> eval end to end.
+
+(The batched env's agreement with the CPU env on this task is in ``test_jax_env.py``.)"""
 
 from __future__ import annotations
 
@@ -9,8 +11,9 @@ import pytest
 from click.testing import CliRunner
 
 from mskbench.cli import main
-from mskbench.mouse.imitation import (ImitationConfig, MouseImitationVectorEnv, ReferenceBank, reference_at,
-                                      reward_terms)
+from mskbench.envs import MSKEnv
+from mskbench.mouse.imitation import (MouseImitation, ReferenceBank, control_cost, energy_cost, reference_at,
+                                      tracking_reward)
 from mskbench.mouse.synthetic import SyntheticConfig, make_synthetic_clip, make_synthetic_clips
 
 
@@ -47,68 +50,54 @@ def test_reference_interpolation_and_reward_terms():
     table = np.arange(2 * 5 * 4, dtype=float).reshape(2, 5, 4)
     np.testing.assert_allclose(reference_at(table, 1, 2.5), 0.5 * (table[1, 2] + table[1, 3]))
     np.testing.assert_allclose(reference_at(table, 0, 10.0), table[0, 4])  # clamped to the last frame
-    cfg = ImitationConfig(joint_weight=5.0, joint_scale=0.2, ctrl_cost=0.15, energy_cost=0.1)
     q, q_ref = np.array([0.1, 0.0, 0.0, 0.2]), np.zeros(4)
     u = np.full(9, 0.5)
     qd, tau = np.array([1.0, -2.0, 0.0, 0.0]), np.array([0.01, 0.02, 0.3, 0.0])
-    reward, terms = reward_terms(q, q_ref, qd, u, tau, cfg)
-    joint = np.exp(-0.2 * (0.01 + 0.04))
-    ctrl = 9 * 0.25
-    energy = 1.0 * 0.01 + 2.0 * 0.02
-    assert terms["joint"] == pytest.approx(joint) and terms["ctrl"] == pytest.approx(ctrl)
-    assert terms["energy"] == pytest.approx(energy)
-    assert reward == pytest.approx(5 * joint - 0.15 * ctrl - 0.1 * energy)
+    assert tracking_reward(q, q_ref, 0.2) == pytest.approx(np.exp(-0.2 * (0.01 + 0.04)))
+    assert control_cost(u) == pytest.approx(9 * 0.25)
+    assert energy_cost(qd, tau) == pytest.approx(1.0 * 0.01 + 2.0 * 0.02)
+    task = MouseImitation(synthetic_clips=1, joint_weight=5.0, ctrl_cost=0.15, energy_cost=0.1)
+    assert task.reward_weights == {"joint": 5.0, "ctrl": -0.15, "energy": -0.1}
     with pytest.raises(ValueError, match="ctrl_cost"):
-        ImitationConfig(ctrl_cost=-1.0)
+        MouseImitation(synthetic_clips=1, ctrl_cost=-1.0)
+    with pytest.raises(ValueError, match="no option 'substeps'"):
+        MouseImitation(synthetic_clips=1, substeps=3)
 
 
-def test_cpu_env_starts_on_the_reference_and_ends_episodes(clips):
-    env = MouseImitationVectorEnv(clips, num_envs=2, seed=0)
-    assert env.action_size == 9 and env.obs_size == 5 * 4 + 4 + 4 + 9 + 9 + 9
-    env.reset(seed=1)
-    env.set_start(0, 1, 10.0)
-    obs = env._flat(0)
+def test_the_task_on_the_cpu_env_starts_on_the_reference_and_ends_episodes(clips):
+    env = MSKEnv(MouseImitation(clips=clips, ctrl_cost=0.15))
+    assert env.action_space.shape == (9,) and env.observation_space.shape == (4 + 4 + 9 + 9 + 9 + 5 * 4,)
+    assert list(env.obs_layout) == ["qpos", "qvel", "muscle_length", "muscle_velocity", "muscle_activation",
+                                    "task/reference"]
     bank = ReferenceBank.from_clips(clips)
+    obs, _ = env.reset(seed=1, options={"initial_state": env.task.start_at(1, 10.0)})
     q = bank.qpos[1, 10]
-    np.testing.assert_allclose(obs[env.obs_layout["proprio/qpos"]], q, atol=1e-6)
-    expect = np.ravel(bank.qpos[1, 11:16] - q)
-    np.testing.assert_allclose(obs[env.obs_layout["reference/future_delta"]], expect, atol=1e-6)
-    # Near the clip's end the episode is truncated and the env restarts.
-    env.set_start(0, 1, 98.6)
-    _, _, term, trunc, info = env.step(np.zeros((2, 9)))
-    assert trunc[0] and not term[0] and len(info["episode_returns"]) >= 1
+    np.testing.assert_allclose(obs[env.obs_layout["qpos"]], q, atol=1e-6)
+    np.testing.assert_allclose(obs[env.obs_layout["task/reference"]], np.ravel(bank.qpos[1, 11:16] - q), atol=1e-6)
+    _, reward, term, trunc, info = env.step(np.zeros(9))
+    terms = info["reward_terms"]
+    assert terms["ctrl"] == pytest.approx(9 * 0.25)  # excitation 0.5 on every muscle
+    assert reward == pytest.approx(5.0 * terms["joint"] - 0.15 * terms["ctrl"])
+    # Near the clip's end the episode is truncated (the clip has no frame left), not terminated.
+    env.reset(options={"initial_state": env.task.start_at(1, 98.6)})
+    _, _, term, trunc, info = env.step(np.zeros(9))
+    assert trunc and not term and info["termination"] == "time_limit" and info["success"]
     # Far from the reference it terminates.
-    env.datas[1].qpos[env.handles.qpos_adr] += 1.5
-    _, _, term, _, _ = env.step(np.zeros((2, 9)))
-    assert term[1]
-    with pytest.raises(ValueError, match=r"\(2, 9\)"):
-        env.step(np.zeros((9,)))
+    env.reset(options={"initial_state": env.task.start_at(0, 10.0)})
+    env.data.qpos[:4] += 1.5
+    _, _, term, _, info = env.step(np.zeros(9))
+    assert term and info["termination"] == "joint_error" and not info["success"]
+    env.reset(seed=0)
+    with pytest.raises(ValueError, match=r"\(9,\)"):
+        env.step(np.zeros(416))
     with pytest.raises(ValueError, match="non-finite"):
-        env.step(np.full((2, 9), np.nan))
-
-
-@pytest.mark.parametrize("impl", ["jax", "warp"])
-def test_jax_env_matches_the_cpu_env(clips, impl):
-    pytest.importorskip("mujoco.mjx", reason="MJX not installed (pip install 'mskbench[gpu]')")
-    if impl == "warp":
-        pytest.importorskip("mujoco_warp", reason="MuJoCo Warp not installed (pip install 'mskbench[warp]')")
-    import jax.numpy as jnp
-
-    from mskbench.mouse.jax_env import MouseImitationJaxEnv
-
-    jenv = MouseImitationJaxEnv(clips, num_envs=2, impl=impl)
-    cenv = MouseImitationVectorEnv(clips, num_envs=1)
-    assert jenv.obs_layout == cenv.obs_layout
-    cenv.set_start(0, 2, 30.0)
-    state = jenv.start_at(2, 30.0)
-    np.testing.assert_allclose(np.asarray(state["obs"][0]), cenv._flat(0), atol=1e-5)
-    rng = np.random.default_rng(0)
-    for _ in range(4):
-        a = rng.uniform(-1, 1, (1, 9))
-        obs_c, r_c, _, _, _ = cenv.step(a)
-        state, out = jenv.step(state, jnp.asarray(np.repeat(a, 2, axis=0), jnp.float32))
-        np.testing.assert_allclose(np.asarray(out["obs"][0]), obs_c[0], atol=1e-4, rtol=1e-4)
-        assert float(out["reward"][0]) == pytest.approx(r_c[0], abs=1e-4)
+        env.step(np.full(9, np.nan))
+    # Random starts: a clip and a start frame at least min_frames before its end.
+    starts = set()
+    for seed in range(8):
+        env.reset(seed=seed)
+        starts.add((int(env.task_state["clip"]), float(env.task_state["frame"])))
+    assert len(starts) > 4 and all(f <= 100 - 1 - 20 for _, f in starts)
 
 
 def test_train_then_eval_end_to_end_on_cpu(tmp_path):
@@ -124,11 +113,13 @@ def test_train_then_eval_end_to_end_on_cpu(tmp_path):
     assert [r["steps"] for r in log] == [256, 512, 768, 1024]
     assert all("eval" in r for r in log[1::2])
     # best.npz is the evaluated checkpoint with the lowest replay error; mouse eval prefers it.
-    best = json.loads((run / "best_replay.json").read_text())
+    best = json.loads((run / "best.json").read_text())
     errors = {r["steps"]: r["eval"]["track_replay_error_mm"] for r in log if "eval" in r}
     assert best["track_replay_error_mm"] == min(errors.values()) and errors[best["steps"]] == min(errors.values())
     assert (run / "best.npz").exists()
-    assert json.loads((run / "imitation.json").read_text())["ctrl_cost"] == 0.15
+    settings = json.loads((run / "run.json").read_text())
+    assert settings["task"] == "MouseImitation" and settings["task_options"]["ctrl_cost"] == 0.15
+    assert settings["config"]["policy"] == "encoder_decoder" and settings["metric"] == "track_replay_error_mm"
     # Resume continues the same run.
     result = runner.invoke(main, [*args[:6], "--out", str(run), "--steps", "1536", *args[8:], "--resume"])
     assert result.exit_code == 0, result.output
@@ -176,22 +167,23 @@ def test_train_then_eval_end_to_end_on_cpu(tmp_path):
 
 
 def test_eval_reports_missing_emg_as_absent(tmp_path):
-    from mskbench.agents.ppo import PPOConfig, train
+    import mskbench
+    from mskbench.agents.checkpoint import load_policy
     from mskbench.mouse.clips import Clip
     from mskbench.mouse.evaluate import evaluate
 
     clip = make_synthetic_clip(5)
     bare = Clip(name="bare", fps=clip.fps, qpos=clip.qpos, keypoints=clip.keypoints, offsets=clip.offsets)
-    env = MouseImitationVectorEnv([bare], num_envs=4)
-    cfg = PPOConfig(total_steps=64, num_steps=16, epochs=1, minibatch_size=32, policy="encoder_decoder",
-                    encoder_hidden=(8,), decoder_hidden=(8,), value_hidden=(8,), latent_size=4)
-    train(env, cfg, out_dir=tmp_path)
-    from mskbench.agents.ppo import load_policy_checkpoint
-
-    policy = load_policy_checkpoint(tmp_path / "checkpoint.npz", env.obs_layout, env.obs_size)
-    result = evaluate(policy, [bare])
+    task = MouseImitation(clips=[bare])
+    run = mskbench.train(task, out=tmp_path, steps=64, num_envs=4, num_steps=16, epochs=1, minibatch_size=32,
+                         encoder_hidden=(8,), decoder_hidden=(8,), value_hidden=(8,), latent_size=4)
+    assert run.steps == 64 and run.metric == "track_replay_error_mm" and run.best is not None
+    env = MSKEnv(task)
+    policy = load_policy(run.best_path, env.obs_layout, env.observation_space.shape[0])
+    result = evaluate(policy, [bare], task)
     assert result["overall"]["emg_fit_mae"] == {"absent": "no clip has EMG"}
     assert result["per_clip"]["bare"]["emg_fit_mae"] == {"absent": "clip has no EMG"}
+    assert result["overall"]["track_replay_error_mm"] == pytest.approx(run.best, rel=1e-9)
 
 
 def test_mouse_cli_bad_input(tmp_path):

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import click
 
-from mskbench.cli import TIME_LIMIT_HELP, Duration, stop_note
+from mskbench._cli import TIME_LIMIT_HELP, Duration, run_training, stop_note
 
 log = logging.getLogger("mskbench.mouse")
 
@@ -29,40 +29,6 @@ def _clips(clips_dir: Path | None, synthetic: int, seed: int = 0):
 
     log.info("no --clips: generating %d synthetic clips (seed %d)", synthetic, seed)
     return make_synthetic_clips(synthetic, seed=seed)
-
-
-def _attach_emg(clips, emg_dir: Path):
-    """EMG per clip from ``<emg_dir>/<clip name>.csv``: a header of muscle names, one row per frame, in [0, 1]."""
-    from dataclasses import replace
-
-    import numpy as np
-
-    from mskbench.body.mouse_forelimb import MUSCLE_NAMES
-
-    found, out = 0, []
-    for clip in clips:
-        path = emg_dir / f"{clip.name}.csv"
-        if not path.exists():
-            out.append(clip)
-            continue
-        with open(path) as f:
-            header = [h.strip() for h in f.readline().split(",")]
-        bad = [h for h in header if h not in MUSCLE_NAMES]
-        if bad:
-            raise click.BadParameter(f"{path}: unknown muscle columns {bad}; valid: {', '.join(MUSCLE_NAMES)}",
-                                     param_hint="--emg")
-        values = np.loadtxt(path, delimiter=",", skiprows=1, ndmin=2)
-        if values.shape != (clip.n_frames, len(header)):
-            raise click.BadParameter(f"{path}: expected {clip.n_frames} rows x {len(header)} columns, "
-                                     f"got {values.shape}", param_hint="--emg")
-        try:  # replace() re-validates the clip, EMG range and finiteness included
-            out.append(replace(clip, emg={m: values[:, i] for i, m in enumerate(header)}))
-        except ValueError as exc:
-            raise click.BadParameter(f"{path}: {exc}", param_hint="--emg") from None
-        found += 1
-    if found == 0:
-        raise click.BadParameter(f"no <clip name>.csv in {emg_dir} matches the clips", param_hint="--emg")
-    return out
 
 
 clips_option = click.option("--clips", "clips_dir", type=click.Path(exists=True, file_okay=False, path_type=Path),
@@ -115,17 +81,18 @@ def replay_cmd(clips_dir, synthetic, as_json) -> None:
 @clips_option
 @synthetic_option
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), required=True,
-              help="Run directory: checkpoint.npz (latest), best.npz (lowest evaluated replay error), "
-                   "config.json, eval_log.jsonl.")
-@click.option("--ctrl-cost", type=float, default=0.0, show_default=True, help="λ_ctrl.")
-@click.option("--energy-cost", type=float, default=0.0, show_default=True, help="λ_energy.")
+              help="Run directory: run.json, checkpoint.npz (latest), best.npz (lowest evaluated replay error), "
+                   "eval_log.jsonl.")
+@click.option("--ctrl-cost", type=click.FloatRange(min=0), default=0.0, show_default=True, help="λ_ctrl.")
+@click.option("--energy-cost", type=click.FloatRange(min=0), default=0.0, show_default=True, help="λ_energy.")
 @click.option("--steps", type=click.IntRange(min=1), default=2_000_000, show_default=True, help="Environment steps.")
 @click.option("--num-envs", type=click.IntRange(min=1), default=None,
               help="Parallel worlds (default: 4096 on the JAX backend, 32 on the CPU).")
 @click.option("--backend", type=click.Choice(["auto", "cpu", "jax"]), default="auto", show_default=True,
-              help="cpu: MuJoCo C worlds in a loop; jax: MJX batched (GPU); auto: jax when JAX sees a GPU.")
-@click.option("--impl", type=click.Choice(["jax", "warp"]), default="jax", show_default=True,
-              help="Physics of --backend jax: jax (MJX) or warp (MuJoCo Warp; NVIDIA GPU, or Warp's CPU device).")
+              help="cpu: MuJoCo C worlds in a loop; jax: batched (GPU); auto: jax when JAX sees a GPU.")
+@click.option("--impl", type=click.Choice(["jax", "warp", "cpu"]), default="jax", show_default=True,
+              help="Physics of --backend jax: jax (MJX), warp (MuJoCo Warp; NVIDIA GPU, or Warp's CPU device) "
+                   "or cpu (MuJoCo C behind the JAX interface).")
 @click.option("--hidden", type=click.IntRange(min=8), default=512, show_default=True,
               help="Width of the 3-layer encoder and decoder (paper: 512).")
 @click.option("--rollout", type=click.IntRange(min=1), default=64, show_default=True,
@@ -134,29 +101,16 @@ def replay_cmd(clips_dir, synthetic, as_json) -> None:
               help="PPO minibatch size (4 epochs over each rollout).")
 @click.option("--init-log-std", type=float, default=-1.0, show_default=True,
               help="Initial log standard deviation of the action noise.")
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True)
 @click.option("--resume", is_flag=True, help="Continue the run in --out.")
 @click.option("--eval-every", type=click.IntRange(min=1), default=20, show_default=True,
-              help="Iterations between evaluations (joint error on the clips, logged).")
+              help="Iterations between evaluations (replay error on the first four clips, logged).")
 @click.option("--time-limit", type=Duration(), default=None, help=TIME_LIMIT_HELP)
 def train_cmd(clips_dir, synthetic, out_dir, ctrl_cost, energy_cost, steps, num_envs, backend, impl, hidden,
               rollout, minibatch, init_log_std, seed, resume, eval_every, time_limit) -> None:
-    """Train the encoder–decoder imitation policy with PPO.
+    """Train the encoder–decoder imitation policy with PPO (the task MouseImitation: mskbench.train)."""
+    from mskbench.training import resolve_config
 
-    Defaults measured on the CPU backend (46 real clips, 32 worlds): minibatch
-    512 and initial log-std −1 lowered the replay error steadily (4.3 → 2.2 mm
-    in 0.6M steps) where minibatch 2048 / log-std −0.5 did not improve and a
-    learning rate of 1e-3 diverged.
-    """
-    from mskbench.agents.checkpoint import BestCheckpoint
-    from mskbench.agents.ppo import PPOConfig, train
-    from mskbench.mouse.imitation import ImitationConfig, MouseImitationVectorEnv
-
-    clips = _clips(clips_dir, synthetic, seed)
-    try:
-        cfg = ImitationConfig(ctrl_cost=ctrl_cost, energy_cost=energy_cost)
-    except ValueError as exc:
-        raise click.BadParameter(str(exc)) from None
     if backend == "auto":
         try:
             import jax
@@ -164,39 +118,19 @@ def train_cmd(clips_dir, synthetic, out_dir, ctrl_cost, energy_cost, steps, num_
             backend = "jax" if jax.default_backend() == "gpu" else "cpu"
         except ImportError:
             backend = "cpu"
-    if backend == "jax":
-        from mskbench.mouse.jax_env import MouseImitationJaxEnv
-
-        env = MouseImitationJaxEnv(clips, cfg, num_envs=num_envs or 4096, impl=impl)
-    else:
-        env = MouseImitationVectorEnv(clips, cfg, num_envs=num_envs or 32, seed=seed)
-    ppo = PPOConfig(total_steps=steps, num_steps=rollout, policy="encoder_decoder",
-                    encoder_hidden=(hidden,) * 3, decoder_hidden=(hidden,) * 3, value_hidden=(hidden,) * 2,
-                    minibatch_size=min(minibatch, rollout * env.num_envs), epochs=4, seed=seed,
-                    init_log_std=init_log_std)
-    (out_dir).mkdir(parents=True, exist_ok=True)
-    (out_dir / "imitation.json").write_text(json.dumps(cfg.__dict__, indent=2))
-
-    def quick_eval(policy):
-        from mskbench.mouse.evaluate import evaluate
-
-        result = evaluate(policy, clips[: min(4, len(clips))], cfg)["overall"]
-        return {"track_replay_error_mm": result["track_replay_error_mm"], "joint_mae_rad": result["joint_mae_rad"]}
-
-    best = BestCheckpoint(out_dir, "best_replay.json", "track_replay_error_mm", lower_is_better=True, resume=resume)
-
-    def report(row):
-        msg = (f"iter {row['iteration']} steps {row['steps']} reward/step {row['mean_reward']:.3f} "
-               f"{row['steps_per_s']:.0f} steps/s")
-        if "eval" in row:
-            err = row["eval"]["track_replay_error_mm"]
-            msg += f" | replay error {err:.3f} mm"
-            best.offer(err, steps=row["steps"], clips=[c.name for c in clips[: min(4, len(clips))]])
-        click.echo(msg)
-
-    state = train(env, ppo, out_dir=out_dir, resume=resume, eval_fn=quick_eval, eval_every=eval_every,
-                  on_iteration=report, time_limit_s=time_limit)
-    click.echo(f"trained {state.steps} steps{stop_note(state)}; checkpoints in {out_dir} (best.npz: {best.best} mm on the evaluation clips)")
+    clips = str(clips_dir) if clips_dir is not None else None
+    task_options = {"clips": clips, "synthetic_clips": synthetic, "synthetic_seed": seed,
+                    "ctrl_cost": ctrl_cost, "energy_cost": energy_cost}
+    config = {"num_steps": rollout, "minibatch_size": minibatch, "init_log_std": init_log_std,
+              "encoder_hidden": (hidden,) * 3, "decoder_hidden": (hidden,) * 3, "value_hidden": (hidden,) * 2}
+    if num_envs is not None:
+        config["num_envs"] = num_envs
+    batch = rollout * resolve_config("ppo", "MouseImitation", backend, config).num_envs
+    run = run_training("MouseImitation", out_dir=out_dir, task_options=task_options, backend=backend,
+                       impl=impl if backend == "jax" else None, steps=steps, seed=seed, resume=resume,
+                       time_limit_s=time_limit, eval_every_steps=eval_every * batch, **config)
+    click.echo(f"trained {run.steps} steps{stop_note(run)}; checkpoints in {out_dir} "
+               f"(best.npz: {run.best} mm on the evaluation clips)")
 
 
 @mouse.command("eval")
@@ -212,10 +146,11 @@ def train_cmd(clips_dir, synthetic, out_dir, ctrl_cost, energy_cost, steps, num_
 @click.option("--json", "as_json", is_flag=True)
 def eval_cmd(clips_dir, synthetic, run_dir, emg_dir, E, tau, Tp, as_json) -> None:
     """Track replay error (mm), EMG fit MAE and simplex ρ of a trained policy, per clip and overall."""
-    from mskbench.agents.checkpoint import checkpoint_path
-    from mskbench.agents.ppo import load_policy_checkpoint
-    from mskbench.mouse.evaluate import SimplexParams, evaluate
-    from mskbench.mouse.imitation import ImitationConfig, MouseImitationVectorEnv
+    from mskbench.agents.checkpoint import checkpoint_path, load
+    from mskbench.mouse.clips import attach_emg
+    from mskbench.mouse.evaluate import SimplexParams, evaluate, evaluation_env
+    from mskbench.mouse.imitation import MouseImitation
+    from mskbench.training import RUN_FILE
 
     if tau == 0:
         raise click.BadParameter("tau must be non-zero", param_hint="--tau")
@@ -227,12 +162,21 @@ def eval_cmd(clips_dir, synthetic, run_dir, emg_dir, E, tau, Tp, as_json) -> Non
         raise click.BadParameter(f"no checkpoint at {run_dir} (a .npz file or a run directory)", param_hint="--policy")
     clips = _clips(clips_dir, synthetic)
     if emg_dir is not None:
-        clips = _attach_emg(clips, emg_dir)
-    cfg_path = ckpt.parent / "imitation.json"
-    cfg = ImitationConfig(**json.loads(cfg_path.read_text())) if cfg_path.exists() else ImitationConfig()
-    probe = MouseImitationVectorEnv(clips[:1], cfg, num_envs=1)
-    policy = load_policy_checkpoint(ckpt, probe.obs_layout, probe.obs_size)
-    result = evaluate(policy, clips, cfg, SimplexParams(E, tau, Tp))
+        try:
+            clips = attach_emg(clips, emg_dir)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint="--emg") from None
+    # The task options the policy was trained with (physics step, observation), on these clips.
+    run_file = ckpt.parent / RUN_FILE
+    trained = json.loads(run_file.read_text()).get("task_options", {}) if run_file.exists() else {}
+    options = {k: v for k, v in trained.items() if k in MouseImitation.options() and not k.startswith(("clips", "synthetic"))}
+    task = MouseImitation(clips=tuple(clips), **options)
+    probe = evaluation_env(clips[:1], task)
+    try:
+        policy = load(ckpt, probe.obs_layout, int(probe.observation_space.shape[0])).host_policy()
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--policy") from None
+    result = evaluate(policy, clips, task, SimplexParams(E, tau, Tp))
     if as_json:
         click.echo(json.dumps(result, indent=2))
         return

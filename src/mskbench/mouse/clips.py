@@ -48,7 +48,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -397,3 +397,34 @@ def load_clips(dir_or_files: str | Path | Iterable[str | Path]) -> list[Clip]:
             raise ValueError(f"duplicate clip name {clip.name!r} in {seen[clip.name]} and {p}")
         seen[clip.name] = p
     return sorted(clips, key=lambda c: c.name)
+
+
+def attach_emg(clips: Sequence[Clip], emg_dir: str | Path) -> list[Clip]:
+    """``clips`` with EMG read from ``<emg_dir>/<clip name>.csv``: a header of muscle names, one row
+    per frame, values in [0, 1]. Clips without a file keep what they have. A bad file, or a
+    directory with no file for any clip, is a ``ValueError`` naming the file."""
+    from dataclasses import replace
+
+    emg_dir = Path(emg_dir)
+    found, out = 0, []
+    for clip in clips:
+        path = emg_dir / f"{clip.name}.csv"
+        if not path.exists():
+            out.append(clip)
+            continue
+        with open(path) as f:
+            header = [h.strip() for h in f.readline().split(",")]
+        bad = [h for h in header if h not in MUSCLE_NAMES]
+        if bad:
+            raise ValueError(f"{path}: unknown muscle columns {bad}; valid: {', '.join(MUSCLE_NAMES)}")
+        values = np.loadtxt(path, delimiter=",", skiprows=1, ndmin=2)
+        if values.shape != (clip.n_frames, len(header)):
+            raise ValueError(f"{path}: expected {clip.n_frames} rows x {len(header)} columns, got {values.shape}")
+        try:  # replace() re-validates the clip, EMG range and finiteness included
+            out.append(replace(clip, emg={m: values[:, i] for i, m in enumerate(header)}))
+        except ValueError as exc:
+            raise ValueError(f"{path}: {exc}") from None
+        found += 1
+    if found == 0:
+        raise ValueError(f"no <clip name>.csv in {emg_dir} matches the clips")
+    return out

@@ -22,13 +22,15 @@ Metrics per clip and overall (mean over clips):
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-import mujoco
 import numpy as np
 
+from mskbench.envs.cpu_env import PHYSICS_UNSTABLE, MSKEnv
 from mskbench.mouse.clips import Clip
-from mskbench.mouse.imitation import ImitationConfig, MouseImitationVectorEnv
+from mskbench.mouse.imitation import MouseImitation
+from mskbench.policies import as_policy
 
 
 @dataclass(frozen=True)
@@ -38,49 +40,52 @@ class SimplexParams:
     Tp: int = 1
 
 
-def rollout_clip(policy, env: MouseImitationVectorEnv, clip_index: int) -> dict:
-    """Imitate one clip of ``env.bank`` from frame 0 to its end; arrays sampled at clip frames.
+def evaluation_env(clips: Sequence[Clip], task: MouseImitation | None = None) -> MSKEnv:
+    """The CPU env an evaluation imitates ``clips`` in: ``task``'s options (the reward's
+    weights do not matter here) with early termination turned off."""
+    config = (task or MouseImitation(clips=clips)).config.replace(clips=tuple(clips),
+                                                                   termination_error_rad=float("inf"))
+    return MSKEnv(MouseImitation(config))
+
+
+def rollout_clip(policy, env: MSKEnv, clip_index: int) -> dict:
+    """Imitate clip ``clip_index`` of ``env``'s task from frame 0 to its end; arrays sampled at clip frames.
 
     ``policy.act`` receives a batch of one observation, shape (1, obs_size).
     """
-    if env.num_envs != 1:
-        raise ValueError("rollout_clip needs an env with num_envs=1")
-    h, cfg = env.handles, env.cfg
-    model, d = env.model, env.datas[0]
-    act_adr = model.actuator_actadr[h.muscle_ids]
-    length = int(env.bank.lengths[clip_index])
-    env.set_start(0, clip_index, 0.0)
-    if hasattr(policy, "reset"):
-        policy.reset()
-    steps_per_frame = int(round(1.0 / env.frames_per_step))
-    q, acts, excs = [d.qpos[h.qpos_adr].copy()], [np.clip(d.act[act_adr], 0, 1)], [np.zeros(len(act_adr))]
-    n_steps = (length - 1) * steps_per_frame
-    exc = np.zeros(len(act_adr))
+    task = env.task
+    h = env.handles
+    obs, _ = env.reset(seed=0, options={"initial_state": task.start_at(clip_index, 0.0)})
+    policy = as_policy(policy)
+    policy.reset(0)
+    steps_per_frame = int(round(1.0 / task.frames_per_step))
+    q = [env.data.qpos[h.joint_qpos].copy()]
+    acts = [np.clip(env.data.act[h.muscle_act_adr], 0.0, 1.0)]
+    excs = [np.zeros(h.muscle_ids.size)]
     stable = True
-    for k in range(n_steps):
-        obs = env._flat(0)
+    for k in range(int(task.bank.lengths[clip_index] - 1) * steps_per_frame):
         action = np.asarray(policy.act(obs[None, :]), dtype=np.float64).reshape(-1)  # a batch of one
-        exc = 0.5 * (np.clip(action, -1.0, 1.0) + 1.0)
-        d.ctrl[h.muscle_ids] = exc
-        mujoco.mj_step(model, d, nstep=cfg.substeps)
-        env.frame[0] += env.frames_per_step
-        if not (np.isfinite(d.qpos).all() and np.isfinite(d.qvel).all()):
+        obs, _, terminated, truncated, info = env.step(action)
+        if info["termination"] == PHYSICS_UNSTABLE:
             stable = False
             break
         if (k + 1) % steps_per_frame == 0:
-            q.append(d.qpos[h.qpos_adr].copy())
-            acts.append(np.clip(d.act[act_adr], 0.0, 1.0))
-            excs.append(exc.copy())
+            q.append(env.data.qpos[h.joint_qpos].copy())
+            acts.append(np.clip(env.data.act[h.muscle_act_adr], 0.0, 1.0))
+            excs.append(env.data.ctrl[h.muscle_ids].copy())
+        if terminated or truncated:
+            break
     return {"q": np.array(q), "activations": np.array(acts), "excitations": np.array(excs), "stable": stable}
 
 
-def evaluate(policy, clips: list[Clip], cfg: ImitationConfig | None = None,
-             simplex: SimplexParams = SimplexParams(), model: mujoco.MjModel | None = None) -> dict:
-    """Per-clip and overall metrics (see the module docstring)."""
+def evaluate(policy, clips: Sequence[Clip], task: MouseImitation | None = None,
+             simplex: SimplexParams = SimplexParams()) -> dict:
+    """Per-clip and overall metrics (see the module docstring). ``task``: the imitation task whose
+    options (physics step, observation) the policy was trained with (default: the defaults)."""
     from mskbench.body.mouse_forelimb import MUSCLE_NAMES, keypoint_trajectory
     from mskbench.metrics import simplex_rho
 
-    env = MouseImitationVectorEnv(clips, cfg, num_envs=1, model=model)
+    env = evaluation_env(clips, task)
     per_clip = {}
     for i, clip in enumerate(clips):
         out = rollout_clip(policy, env, i)

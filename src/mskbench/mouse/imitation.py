@@ -1,73 +1,49 @@
-"""Mouse forelimb imitation: task functions and the CPU vector environment.
+"""Mouse forelimb imitation as a task on the shared stack (``MouseImitation``).
 
 The policy drives the 9 muscles (action in [-1, 1] -> excitation (a + 1) / 2,
-the same muscle interface as the full body) so that the 4 joint angles follow
-a reference clip. Physics step 1.25 ms, 2 physics steps per control step
+the muscle interface of every body) so that the 4 joint angles follow a
+reference clip. Physics step 1.25 ms, 2 physics steps per control step
 (2.5 ms); clips are 200 Hz, so the reference advances half a frame per
-control step and is read by linear interpolation between frames.
+control step and is read by linear interpolation between frames. It runs
+wherever any task runs: ``MSKEnv("MouseImitation")`` on MuJoCo C, the batched
+JAX env on MuJoCo Warp, MJX or MuJoCo C, and the same trainers.
 
-Reward (Leonardis et al. 2025):
+Reward (Leonardis et al. 2025), terms ``joint``, ``ctrl``, ``energy``:
 ``λ_joint · exp(−α Σ_j (q_j − q̂_j)²) − λ_ctrl Σ_m u_m² − λ_energy Σ_j |q̇_j| |τ_act,j|``
 with excitations ``u``, and ``τ_act`` the joint torques the muscles produce
 (``qfrc_actuator``). Defaults: λ_joint = 5, α = 0.2 (their config's joint
-weight and scale), λ_ctrl = λ_energy = 0 (configurable).
+weight and scale), λ_ctrl = λ_energy = 0 (options ``ctrl_cost``, ``energy_cost``).
 
-Observation blocks (``obs_layout``):
-
-* ``reference/future_delta`` (K × 4): ``q̂(t + k·Δ) − q(t)`` for the next K
-  frames (Δ = one clip frame, K = ``n_future`` = 5);
-* ``proprio/qpos`` (4), ``proprio/qvel`` (4), ``proprio/activation`` (9),
-  ``proprio/muscle_length`` (9), ``proprio/muscle_velocity`` (9).
+Observation: the body's blocks (``qpos`` (4), ``qvel`` (4), ``muscle_length``,
+``muscle_velocity``, ``muscle_activation`` (9 each)), then
+``task/reference`` (K × 4): ``q̂(t + k·Δ) − q(t)`` for the next K frames
+(Δ = one clip frame, K = ``n_future`` = 5). The encoder–decoder policy's
+encoder reads ``task/reference``.
 
 Episodes start at a random clip and start frame (at least ``min_frames``
 frames before the clip's end) in the reference pose with the reference's
-finite-difference velocity and zero activation; they are truncated at the
-clip's end and terminated when any joint is more than
-``termination_error_rad`` from the reference (our choice, 0.8 rad).
-
-The task functions take arrays and an array namespace ``xp`` and are shared
-by the CPU environment here and the batched JAX environment
-(:mod:`mskbench.mouse.jax_env`).
+finite-difference velocity and zero activation — drawn on the device in the
+batched env (:meth:`MouseImitation.randomize`); they are truncated at the
+clip's end (:meth:`MouseImitation.time_up`) and terminated when any joint is
+more than ``termination_error_rad`` from the reference (our choice, 0.8 rad;
+``inf`` turns it off, as the evaluation does). Success: the clip imitated to
+its end without termination.
 """
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
-import mujoco
 import numpy as np
 
-from mskbench.envs.vector import checked_actions, step_each
+from mskbench.body.mouse_forelimb import MOUSE_FORELIMB
 from mskbench.mouse.clips import Clip
+from mskbench.tasks.base import InitContext, InitialState, Task, TaskConfig, check_positive, option, put
 
 N_JOINTS = 4
-
-
-@dataclass(frozen=True)
-class ImitationConfig:
-    joint_weight: float = 5.0
-    joint_scale: float = 0.2
-    ctrl_cost: float = 0.0
-    energy_cost: float = 0.0
-    physics_dt_s: float = 0.00125
-    substeps: int = 2
-    n_future: int = 5
-    min_frames: int = 20
-    termination_error_rad: float = 0.8
-
-    def __post_init__(self):
-        for name in ("joint_weight", "joint_scale", "ctrl_cost", "energy_cost"):
-            v = getattr(self, name)
-            if not np.isfinite(v) or v < 0:
-                raise ValueError(f"{name} must be finite and >= 0, got {v}")
-        if self.substeps < 1 or self.n_future < 1 or self.min_frames < 2:
-            raise ValueError("substeps and n_future must be >= 1 and min_frames >= 2")
-        if self.physics_dt_s <= 0 or self.termination_error_rad <= 0:
-            raise ValueError("physics_dt_s and termination_error_rad must be > 0")
-
-    @property
-    def control_dt_s(self) -> float:
-        return self.physics_dt_s * self.substeps
 
 
 @dataclass(frozen=True)
@@ -83,13 +59,13 @@ class ReferenceBank:
     names: tuple[str, ...]
 
     @classmethod
-    def from_clips(cls, clips: list[Clip]) -> "ReferenceBank":
+    def from_clips(cls, clips: Sequence[Clip]) -> "ReferenceBank":
         if not clips:
             raise ValueError("need at least one clip")
-        fps = {float(c.fps) for c in clips}
-        if len(fps) != 1:
-            raise ValueError(f"all clips must share one frame rate, got {sorted(fps)}")
-        fps = fps.pop()
+        rates = {float(c.fps) for c in clips}
+        if len(rates) != 1:
+            raise ValueError(f"all clips must share one frame rate, got {sorted(rates)}")
+        fps = rates.pop()
         t_max = max(len(c.qpos) for c in clips)
         q = np.zeros((len(clips), t_max, N_JOINTS))
         qd = np.zeros_like(q)
@@ -101,9 +77,10 @@ class ReferenceBank:
         return cls(q, qd, np.array([len(c.qpos) for c in clips]), fps, tuple(c.name for c in clips))
 
 
-# -- pure task functions (xp: numpy or jax.numpy) --------------------------------------
+# -- pure functions (xp: numpy or jax.numpy) ---------------------------------------------
 def reference_at(table, clip, frame, xp=np):
-    """Linear interpolation of ``table[clip]`` (T, ...) at fractional ``frame``."""
+    """Linear interpolation of ``table[clip]`` (T, ...) at fractional ``frame``, clamped to the clip."""
+    table = xp.asarray(table)
     t_max = table.shape[1]
     f = xp.clip(frame, 0.0, t_max - 1.0)
     i0 = xp.floor(f)
@@ -118,123 +95,137 @@ def future_reference(bank_q, clip, frame, n_future, xp=np):
     return xp.stack([reference_at(bank_q, clip, frame + k, xp) for k in range(1, n_future + 1)])
 
 
-def observation_blocks(q, qd, act, length, velocity, bank_q, clip, frame, cfg: ImitationConfig, xp=np):
-    return {
-        "reference/future_delta": xp.ravel(future_reference(bank_q, clip, frame, cfg.n_future, xp) - q),
-        "proprio/qpos": q,
-        "proprio/qvel": qd,
-        "proprio/activation": act,
-        "proprio/muscle_length": length,
-        "proprio/muscle_velocity": velocity,
-    }
+def tracking_reward(q, q_ref, scale, xp=np):
+    """``exp(−α Σ_j (q_j − q̂_j)²)``."""
+    return xp.exp(-scale * xp.sum((q - q_ref) ** 2))
 
 
-def reward_terms(q, q_ref, qd, excitation, joint_torque, cfg: ImitationConfig, xp=np):
-    """Unweighted terms and the reward."""
-    joint = xp.exp(-cfg.joint_scale * xp.sum((q - q_ref) ** 2))
-    ctrl = xp.sum(excitation**2)
-    energy = xp.sum(xp.abs(qd) * xp.abs(joint_torque))
-    reward = cfg.joint_weight * joint - cfg.ctrl_cost * ctrl - cfg.energy_cost * energy
-    return reward, {"joint": joint, "ctrl": ctrl, "energy": energy}
+def control_cost(excitation, xp=np):
+    """``Σ_m u_m²``."""
+    return xp.sum(excitation**2)
 
 
-def too_far(q, q_ref, cfg: ImitationConfig, xp=np):
-    return xp.max(xp.abs(q - q_ref)) > cfg.termination_error_rad
+def energy_cost(qdot, joint_torque, xp=np):
+    """``Σ_j |q̇_j| |τ_act,j|``."""
+    return xp.sum(xp.abs(qdot) * xp.abs(joint_torque))
 
 
-def clip_over(frame, length):
-    """The reference has no frame left after ``frame``."""
-    return frame >= length - 1
+def _load(clips, synthetic_clips: int, synthetic_seed: int) -> list[Clip]:
+    if clips is None:
+        from mskbench.mouse.synthetic import make_synthetic_clips
+
+        return make_synthetic_clips(synthetic_clips, seed=synthetic_seed)
+    if isinstance(clips, (str, bytes)) or hasattr(clips, "__fspath__"):
+        from mskbench.mouse.clips import load_clips
+
+        return load_clips(clips)
+    clips = list(clips)
+    if not all(isinstance(c, Clip) for c in clips):
+        raise TypeError("clips must be a directory, a clip file or a sequence of mskbench.mouse.Clip")
+    return clips
 
 
-# -- CPU vector environment -----------------------------------------------------------
-class MouseImitationVectorEnv:
-    """``num_envs`` forelimbs on MuJoCo C, stepped in a loop, auto-resetting.
+class MouseImitation(Task):
+    name = "MouseImitation"
+    family = "imitation"
+    summary = "Imitate mouse forelimb reaching clips with 9 muscles (Leonardis et al. 2025)"
+    body = MOUSE_FORELIMB
+    reward_weights = {"joint": 5.0, "ctrl": -0.0, "energy": -0.0}
 
-    The vector-env protocol of :mod:`mskbench.agents.ppo`.
-    """
+    @dataclass(frozen=True)
+    class Config(TaskConfig):
+        clips: Any = option(None, "clips: a directory (*.h5 / *.npz), a file, or Clip objects; None: synthetic")
+        synthetic_clips: int = option(8, "synthetic clips generated when clips is None")
+        synthetic_seed: int = option(0, "seed of the synthetic clips")
+        joint_weight: float = option(5.0, "λ_joint")
+        joint_scale: float = option(0.2, "α of the joint tracking term")
+        ctrl_cost: float = option(0.0, "λ_ctrl")
+        energy_cost: float = option(0.0, "λ_energy")
+        timestep_s: float = option(0.00125, "physics step (s)")
+        frame_skip: int = option(2, "physics steps per control step")
+        n_future: int = option(5, "future reference frames observed")
+        min_frames: int = option(20, "episodes start at least this many frames before a clip's end")
+        termination_error_rad: float = option(0.8, "joint error that ends an episode (inf: never)")
 
-    def __init__(self, clips: list[Clip], cfg: ImitationConfig | None = None, num_envs: int = 16,
-                 seed: int = 0, model: mujoco.MjModel | None = None):
-        from mskbench.body.mouse_forelimb import MouseHandles, build_mouse_model
+        def __post_init__(self):
+            check_positive(self, "joint_weight", "joint_scale", "ctrl_cost", "energy_cost", allow_zero=True)
+            check_positive(self, "timestep_s")
+            if self.frame_skip < 1 or self.n_future < 1 or self.min_frames < 2 or self.synthetic_clips < 1:
+                raise ValueError("frame_skip, n_future and synthetic_clips must be >= 1 and min_frames >= 2")
+            if not self.termination_error_rad > 0:
+                raise ValueError(f"termination_error_rad must be > 0, got {self.termination_error_rad}")
 
-        self.cfg = cfg or ImitationConfig()
-        self.bank = ReferenceBank.from_clips(clips)
-        if np.any(self.bank.lengths < self.cfg.min_frames + 1):
-            raise ValueError(f"every clip needs more than min_frames={self.cfg.min_frames} frames")
-        self.model = model if model is not None else build_mouse_model(timestep=self.cfg.physics_dt_s)
-        self.handles = MouseHandles.from_model(self.model)
-        self._act_adr = self.model.actuator_actadr[self.handles.muscle_ids]
-        self.num_envs = int(num_envs)
-        self.datas = [mujoco.MjData(self.model) for _ in range(self.num_envs)]
-        self.frames_per_step = self.cfg.control_dt_s * self.bank.fps
-        self._rng = np.random.default_rng(seed)
-        self.clip = np.zeros(self.num_envs, int)
-        self.frame = np.zeros(self.num_envs)
-        self._returns = np.zeros(self.num_envs)
-        obs = self._observe(0)
-        self.obs_layout = {}
-        start = 0
-        for k, v in obs.items():
-            self.obs_layout[k] = slice(start, start + np.size(v))
-            start += np.size(v)
-        self.obs_size = start
-        self.action_size = self.model.nu
+    def __init__(self, config: TaskConfig | None = None, **overrides: Any):
+        super().__init__(config, **overrides)
+        self.clip_list = _load(self.clips, self.synthetic_clips, self.synthetic_seed)
+        self.bank = ReferenceBank.from_clips(self.clip_list)
+        if np.any(self.bank.lengths < self.min_frames + 1):
+            raise ValueError(f"every clip needs more than min_frames={self.min_frames} frames")
+        self.reward_weights = {"joint": self.joint_weight, "ctrl": -self.ctrl_cost, "energy": -self.energy_cost}
+        self._set_rate(self.timestep_s * self.frame_skip)
+        self.qpos0, self.nv = np.zeros(N_JOINTS), N_JOINTS
+        self.joint_qpos = self.joint_dof = np.arange(N_JOINTS)
 
-    def _observe(self, i: int) -> dict:
-        d, h = self.datas[i], self.handles
-        return observation_blocks(d.qpos[h.qpos_adr], d.qvel[h.dof_adr], d.act[self._act_adr],
-                                  d.actuator_length[h.muscle_ids], d.actuator_velocity[h.muscle_ids],
-                                  self.bank.qpos, self.clip[i], self.frame[i], self.cfg)
+    def _set_rate(self, control_dt_s: float) -> None:
+        #: Clip frames per control step (0.5 at the defaults).
+        self.frames_per_step = control_dt_s * self.bank.fps
+        self.horizon = int(math.ceil((int(self.bank.lengths.max()) - 1) / self.frames_per_step))
 
-    def _flat(self, i: int) -> np.ndarray:
-        return np.concatenate([np.ravel(v) for v in self._observe(i).values()]).astype(np.float32)
+    def bind(self, ctx: InitContext) -> None:
+        super().bind(ctx)
+        self._set_rate(ctx.control_dt_s)
+        self.qpos0, self.nv = ctx.default_qpos.copy(), ctx.model.nv
+        self.joint_qpos, self.joint_dof = ctx.handles.joint_qpos, ctx.handles.joint_dof
 
-    def set_start(self, i: int, clip: int, frame: float) -> None:
-        """Put env ``i`` at ``frame`` of ``clip`` in the reference state."""
-        d, h = self.datas[i], self.handles
-        mujoco.mj_resetData(self.model, d)
-        self.clip[i], self.frame[i] = clip, frame
-        d.qpos[h.qpos_adr] = reference_at(self.bank.qpos, clip, frame)
-        d.qvel[h.dof_adr] = reference_at(self.bank.qvel, clip, frame)
-        mujoco.mj_forward(self.model, d)
-        self._returns[i] = 0.0
+    # -- starts -------------------------------------------------------------------------
+    def at(self, init: InitialState, clip, frame, xp=np) -> InitialState:
+        """``init`` moved to ``frame`` of ``clip``: the reference pose and velocity there."""
+        qpos = put(xp, init.qpos, self.joint_qpos, reference_at(self.bank.qpos, clip, frame, xp))
+        qvel = put(xp, init.qvel, self.joint_dof, reference_at(self.bank.qvel, clip, frame, xp))
+        return InitialState(qpos, qvel, {"clip": clip, "frame": frame})
 
-    def _reset_one(self, i: int) -> None:
-        clip = int(self._rng.integers(len(self.bank.lengths)))
-        last_start = self.bank.lengths[clip] - 1 - self.cfg.min_frames
-        self.set_start(i, clip, float(self._rng.integers(0, last_start + 1)))
+    def start(self, ctx: InitContext) -> InitialState:
+        return InitialState(ctx.default_qpos.copy(), np.zeros(ctx.model.nv),
+                            {"clip": np.int64(0), "frame": np.float64(0.0)})
 
-    def reset(self, seed: int | None = None) -> np.ndarray:
-        if seed is not None:
-            self._rng = np.random.default_rng(seed)
-        for i in range(self.num_envs):
-            self._reset_one(i)
-        return np.stack([self._flat(i) for i in range(self.num_envs)])
+    def randomize(self, init: InitialState, rng, xp) -> InitialState:
+        clip = rng.integers(0, len(self.bank.lengths))
+        last = xp.asarray(self.bank.lengths)[clip] - 1 - self.min_frames
+        frame = rng.integers(0, last + 1) * 1.0
+        return self.at(init, clip, frame, xp)
 
-    def step(self, actions: np.ndarray):
-        a = checked_actions(actions, self.num_envs, self.action_size, np.float64)
-        if not np.isfinite(a).all():
-            raise ValueError("actions contain non-finite values")
-        exc = 0.5 * (np.clip(a, -1.0, 1.0) + 1.0)
-        h, cfg = self.handles, self.cfg
+    def start_at(self, clip: int, frame: float = 0.0) -> InitialState:
+        """The initial state at ``frame`` of clip ``clip`` (CPU; for evaluation), after ``bind``."""
+        base = InitialState(self.qpos0.copy(), np.zeros(self.nv), {})
+        return self.at(base, np.int64(clip), np.float64(frame))
 
-        def step_one(i):
-            d = self.datas[i]
-            d.ctrl[h.muscle_ids] = exc[i]
-            mujoco.mj_step(self.model, d, nstep=cfg.substeps)
-            self.frame[i] += self.frames_per_step
-            if not (np.isfinite(d.qpos).all() and np.isfinite(d.qvel).all()):
-                return 0.0, 0.0, True, False  # unstable: zero observation and reward, episode over
-            q = d.qpos[h.qpos_adr]
-            q_ref = reference_at(self.bank.qpos, self.clip[i], self.frame[i])
-            reward, _ = reward_terms(q, q_ref, d.qvel[h.dof_adr], exc[i], d.qfrc_actuator[h.dof_adr], cfg)
-            terminated = bool(too_far(q, q_ref, cfg))
-            truncated = not terminated and bool(clip_over(self.frame[i], self.bank.lengths[self.clip[i]]))
-            return self._flat(i), reward, terminated, truncated
+    # -- step ---------------------------------------------------------------------------
+    def _reference(self, ts, xp):
+        return reference_at(self.bank.qpos, ts["clip"], ts["frame"], xp)
 
-        def reset_one(i):
-            self._reset_one(i)
-            return self._flat(i)
+    def advance(self, s, ts, xp):
+        return {"clip": ts["clip"], "frame": ts["frame"] + self.frames_per_step}
 
-        return step_each(self._returns, self.obs_size, step_one, reset_one)
+    def observation(self, s, ts, xp):
+        future = future_reference(self.bank.qpos, ts["clip"], ts["frame"], self.n_future, xp)
+        return {"reference": xp.ravel(future - s.q_joints)}
+
+    def reward_terms(self, s, ts, xp):
+        return {
+            "joint": tracking_reward(s.q_joints, self._reference(ts, xp), self.joint_scale, xp),
+            "ctrl": control_cost(s.excitation, xp),
+            "energy": energy_cost(s.qdot_joints, s.joint_torque, xp),
+        }
+
+    def termination(self, s, ts, xp):
+        return {"joint_error": xp.max(xp.abs(s.q_joints - self._reference(ts, xp))) > self.termination_error_rad}
+
+    def time_up(self, ts, steps, xp):
+        """The reference has no frame left after the current one."""
+        return ts["frame"] >= xp.asarray(self.bank.lengths)[ts["clip"]] - 1
+
+    def success(self, ts, steps, terminated, xp):
+        return xp.logical_and(self.time_up(ts, steps, xp), xp.logical_not(terminated))
+
+    def success_trace(self, ts):
+        return {"clip": int(ts["clip"]), "frame": float(ts["frame"])}
