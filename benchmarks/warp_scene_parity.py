@@ -24,7 +24,7 @@ def compare(task: str, steps: int, seed: int = 0) -> dict:
 
     from mskbench.envs.jax_env import make
 
-    kw = dict(num_envs=2, init_bank=2, check_memory=False)
+    kw = dict(num_envs=2, reset_bank=2, check_memory=False)
     t0 = time.perf_counter()
     envs = {impl: make(task, impl=impl, **kw) for impl in ("warp", "cpu")}
     build_s = time.perf_counter() - t0
@@ -32,8 +32,8 @@ def compare(task: str, steps: int, seed: int = 0) -> dict:
     rng = np.random.default_rng(seed)
     row = {"task": task, "build_s": build_s, "obs_rel_err": 0.0, "reward_abs_err": 0.0, "reward_scale": 0.0,
            "terminations_agree": True, "steps_agree": True}
-    scale0 = np.maximum(np.abs(np.asarray(states["cpu"]["obs"])), 1.0)
-    row["obs_rel_err"] = float(np.max(np.abs(np.asarray(states["warp"]["obs"]) - np.asarray(states["cpu"]["obs"]))
+    scale0 = np.maximum(np.abs(np.asarray(states["cpu"].obs)), 1.0)
+    row["obs_rel_err"] = float(np.max(np.abs(np.asarray(states["warp"].obs) - np.asarray(states["cpu"].obs))
                                       / scale0))
     t0 = time.perf_counter()
     for t in range(steps):
@@ -43,7 +43,7 @@ def compare(task: str, steps: int, seed: int = 0) -> dict:
             states[impl], outs[impl] = env.step(states[impl], a)
         if t == 0:
             row["first_step_s"] = time.perf_counter() - t0
-        w, c = (np.asarray(outs[k]["obs"]) for k in ("warp", "cpu"))
+        w, c = (np.asarray(outs[k].obs) for k in ("warp", "cpu"))
         err = np.abs(w - c) / np.maximum(np.abs(c), 1.0)
         if err.max() > row["obs_rel_err"]:
             row["obs_rel_err"] = float(err.max())
@@ -51,13 +51,13 @@ def compare(task: str, steps: int, seed: int = 0) -> dict:
             idx = int(err.argmax() % err.shape[1])
             row["worst_block"] = next(k for k, sl in layout.items() if sl.start <= idx < sl.stop)
             row["worst_step"] = t
-        rw, rc = np.asarray(outs["warp"]["reward"]), np.asarray(outs["cpu"]["reward"])
+        rw, rc = np.asarray(outs["warp"].reward), np.asarray(outs["cpu"].reward)
         row["reward_abs_err"] = max(row["reward_abs_err"], float(np.max(np.abs(rw - rc))))
         row["reward_scale"] = max(row["reward_scale"], float(np.max(np.abs(rc))))
-        row["terminations_agree"] &= bool(np.array_equal(outs["warp"]["termination"], outs["cpu"]["termination"]))
-        row["steps_agree"] &= bool(np.array_equal(states["warp"]["steps"], states["cpu"]["steps"]))
-    row["overflows"] = int(np.sum(states["warp"]["overflows"]))
-    row["unstable_resets"] = int(np.sum(states["warp"]["unstable_resets"]))
+        row["terminations_agree"] &= bool(np.array_equal(outs["warp"].termination, outs["cpu"].termination))
+        row["steps_agree"] &= bool(np.array_equal(states["warp"].steps, states["cpu"].steps))
+    row["overflows"] = int(np.sum(states["warp"].worlds.overflows))
+    row["unstable_resets"] = int(np.sum(states["warp"].worlds.unstable_resets))
     return row
 
 

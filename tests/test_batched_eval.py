@@ -161,9 +161,9 @@ def test_reset_to_first_observation_of_a_gain_world_matches_the_cpu_env():
 
     cpu = MSKEnv(_ShortStand(), perturbation=perturbation_for("dynamics", 0.2))
     obs, _ = cpu.reset(seed=3)
-    jenv = TaskJaxEnv(_ShortStand(), num_envs=1, impl="cpu", vary_gain=True, init_bank=1)
+    jenv = TaskJaxEnv(_ShortStand(), num_envs=1, impl="cpu", vary_gain=True, reset_bank=1)
     state = jenv.reset_to([3], gain_range=0.2)
-    np.testing.assert_allclose(np.asarray(state["obs"][0]), obs, atol=1e-5)
+    np.testing.assert_allclose(np.asarray(state.obs[0]), obs, atol=1e-5)
 
 
 def test_factory_policies_are_refused_with_a_pointer_to_the_cpu_executor(tmp_path):
@@ -182,7 +182,7 @@ def _cli_records(tmp_path, args: list[str], name: str):
     result = CliRunner().invoke(main, [*args, "--store", str(store)])
     assert result.exit_code == 0, result.output
     with ResultsStore(store) as s:
-        return json.loads(result.output), s.records()
+        return json.loads(result.stdout), s.records()
 
 
 def test_cli_sweep_backend_jax_writes_the_cpu_backend_records(tmp_path):

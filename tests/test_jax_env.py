@@ -9,6 +9,11 @@
   left to the GPU check (it takes minutes to compile on a CPU).
 * Bad input and bad worlds: too many worlds for memory, unknown impl, NaN
   worlds (counted, reset, never propagated).
+* Resets: every reset takes a fresh start from the bank; a task with
+  ``randomize`` draws its starts on the device (4,096 resets, 4,096 distinct
+  starts), a host-sampled task has its used entries replaced at each refresh;
+  a bank used up is counted; the bank's precomputed worlds equal worlds
+  computed anew.
 """
 
 from __future__ import annotations
@@ -31,28 +36,28 @@ from mskbench.tasks.base import step_signals  # noqa: E402
 @pytest.mark.parametrize("task, action, steps", [("Stand", 0.0, 30), ("Walk", -1.0, 40), ("Reach", 0.0, 30)])
 def test_cpu_backend_follows_the_cpu_env(task, action, steps, short_task):
     seeds = [3, 11]
-    jenv = make(short_task(task, steps), num_envs=2, impl="cpu", init_bank=1)
+    jenv = make(short_task(task, steps), num_envs=2, impl="cpu", reset_bank=1)
     state = jenv.reset_to(seeds)
     cenvs = [MSKEnv(short_task(task, steps)) for _ in seeds]
     for i, (c, s) in enumerate(zip(cenvs, seeds)):
         obs, _ = c.reset(seed=s)
-        np.testing.assert_allclose(np.asarray(state["obs"][i]), obs, rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(np.asarray(state.obs[i]), obs, rtol=1e-5, atol=1e-5)
     actions = jnp.full((2, 416), action, jnp.float32)
     ended = [None, None]
     for k in range(steps):
         state, out = jenv.step(state, actions, auto_reset=False)
         for i, c in enumerate(cenvs):
             if ended[i] is not None:  # a finished world stays finished and reports nothing
-                assert not bool(out["terminated"][i]) and int(out["termination"][i]) == -1
+                assert not bool(out.terminated[i]) and int(out.termination[i]) == -1
                 continue
             obs, reward, term, trunc, info = c.step(np.full(416, action, np.float32))
-            np.testing.assert_allclose(np.asarray(out["obs"][i]), obs, rtol=1e-4, atol=1e-4)
-            assert float(out["reward"][i]) == pytest.approx(reward, rel=1e-5, abs=1e-5)
+            np.testing.assert_allclose(np.asarray(out.obs[i]), obs, rtol=1e-4, atol=1e-4)
+            assert float(out.reward[i]) == pytest.approx(reward, rel=1e-5, abs=1e-5)
             for name, value in info["reward_terms"].items():
-                assert float(out["reward_terms"][name][i]) == pytest.approx(value, rel=1e-5, abs=1e-6), name
-            assert bool(out["terminated"][i]) == term and bool(out["truncated"][i]) == trunc
-            assert bool(out["success"][i]) == info["success"]
-            code = int(out["termination"][i])
+                assert float(out.reward_terms[name][i]) == pytest.approx(value, rel=1e-5, abs=1e-6), name
+            assert bool(out.terminated[i]) == term and bool(out.truncated[i]) == trunc
+            assert bool(out.success[i]) == info["success"]
+            code = int(out.termination[i])
             assert (None if code < 0 else jenv.termination_names[code]) == info["termination"]
             if term or trunc:
                 ended[i] = info["termination"]
@@ -61,7 +66,7 @@ def test_cpu_backend_follows_the_cpu_env(task, action, steps, short_task):
         assert set(ended) <= {"tilted", "com_too_low"}
     else:
         assert ended == ["time_limit", "time_limit"]
-        assert bool(state["success"].all()) == (task == "Stand")
+        assert bool(state.worlds.success.all()) == (task == "Stand")
 
 
 def _tilt(qpos, angle):
@@ -80,7 +85,7 @@ def test_mjx_data_gives_the_cpu_signals(task):
     from mujoco import mjx
 
     cenv = MSKEnv(task)
-    jenv = TaskJaxEnv(task, num_envs=1, impl="jax", init_bank=1, check_memory=False, precompute_resets=False)
+    jenv = TaskJaxEnv(task, num_envs=1, impl="jax", reset_bank=1, check_memory=False)
     signals = jax.jit(jenv.signals)
     cenv.reset(seed=5)
     rng = np.random.default_rng(1)
@@ -93,7 +98,7 @@ def test_mjx_data_gives_the_cpu_signals(task):
         cenv.data.qpos[:] = qpos
         mujoco.mj_forward(cenv.model, cenv.data)
         view = StateView(cenv.data, cenv.handles, np)
-        ts_np, terms, conds, terminated, success = step_signals(cenv.task, view, ts, 1000, np)
+        ts_np, terms, conds, terminated, _, success = step_signals(cenv.task, view, ts, 1000, np)
         obs = cenv._observe(view, ts_np)
         d = mjx.put_data(jenv.model, cenv.data)
         out = signals(d, {k: jnp.asarray(v) for k, v in ts.items()}, jnp.int32(1000))
@@ -126,32 +131,33 @@ def test_mjx_stepping_matches_mujoco_c_on_a_small_muscle_model(forelimb_worlds):
 
 
 def test_an_unstable_world_is_counted_reset_and_not_propagated(short_task):
-    env = make(short_task("Stand", 50), num_envs=2, impl="cpu", init_bank=2)
+    env = make(short_task("Stand", 50), num_envs=2, impl="cpu", reset_bank=2)
     state = env.reset(jax.random.PRNGKey(0))
-    bits = np.array(state["data"]["state"])
-    phys = decode_f64(bits)
+    data = dict(state.worlds.data)
+    phys = decode_f64(np.array(data["state"]))
     nq, nv = env.model.nq, env.model.nv
     phys[0, 1 + nq: 1 + nq + nv] = 1e12  # FULLPHYSICS: time, qpos, qvel, ...
-    state["data"]["state"] = jnp.asarray(encode_f64(phys))
+    data["state"] = jnp.asarray(encode_f64(phys))
+    state = state._replace(worlds=state.worlds._replace(data=data))
     state, out = env.step(state, jnp.zeros((2, 416), jnp.float32))
-    assert bool(out["terminated"][0]) and not bool(out["terminated"][1])
-    assert env.termination_names[int(out["termination"][0])] == PHYSICS_UNSTABLE
-    assert float(out["reward"][0]) == 0.0 and not np.asarray(out["final_obs"][0]).any()
-    assert list(np.asarray(state["unstable_resets"])) == [1, 0]
-    assert int(state["steps"][0]) == 0 and int(state["steps"][1]) == 1  # world 0 started over
-    assert np.isfinite(np.asarray(state["obs"])).all()
+    assert bool(out.terminated[0]) and not bool(out.terminated[1])
+    assert env.termination_names[int(out.termination[0])] == PHYSICS_UNSTABLE
+    assert float(out.reward[0]) == 0.0 and not np.asarray(out.final_obs[0]).any()
+    assert list(np.asarray(state.worlds.unstable_resets)) == [1, 0]
+    assert int(state.steps[0]) == 0 and int(state.steps[1]) == 1  # world 0 started over
+    assert np.isfinite(np.asarray(state.obs)).all()
     state, out = env.step(state, jnp.zeros((2, 416), jnp.float32))
-    assert np.isfinite(np.asarray(out["obs"])).all() and not bool(out["terminated"].any())
+    assert np.isfinite(np.asarray(out.obs)).all() and not bool(out.terminated.any())
 
 
 def test_bad_configuration_is_a_clear_error():
     with pytest.raises(MemoryError, match=r"num_envs=1000000000 .* need an estimated .* GiB"):
-        make("Stand", num_envs=10**9, impl="cpu", init_bank=1)
+        make("Stand", num_envs=10**9, impl="cpu", reset_bank=1)
     with pytest.raises(MemoryError, match="at most about 10 fit"):
         check_fits(11, 2**20, factor=1.0, available=10 * 2**20 + 1)
     with pytest.raises(ValueError, match="'jax', 'warp', 'cpu'"):
         make("Stand", num_envs=2, impl="cuda")
-    env = make("Stand", num_envs=2, impl="cpu", init_bank=1)
+    env = make("Stand", num_envs=2, impl="cpu", reset_bank=1)
     with pytest.raises(ValueError, match="vary_gain=True"):
         env.reset_to([0, 1], gain_range=0.1)
 
@@ -161,47 +167,119 @@ def test_a_scene_mjx_cannot_collide_names_the_backends_that_can():
     """Catch's cube is a box and the body has ellipsoids: MJX in pure JAX has no such collision."""
     pytest.importorskip("mujoco.mjx")
     with pytest.raises(ValueError, match=r"impl='jax'.*ELLIPSOID.*BOX.*impl='warp'"):
-        make("Catch", num_envs=1, impl="jax", init_bank=1, check_memory=False)
+        make("Catch", num_envs=1, impl="jax", reset_bank=1, check_memory=False)
 
 
 def test_gain_perturbation_uses_the_cpu_env_gains():
     """``reset_to`` gives each world the gains the CPU env draws for that seed."""
     from mskbench.envs.perturbations import Perturbation
 
-    env = make("Stand", num_envs=2, impl="cpu", init_bank=1, vary_gain=True)
+    env = make("Stand", num_envs=2, impl="cpu", reset_bank=1, vary_gain=True)
     state = env.reset_to([4, 9], gain_range=[0.2, 0.0])
     cpu = MSKEnv("Stand", perturbation=Perturbation(muscle_gain_range=0.2))
     _, info = cpu.reset(seed=4)
-    np.testing.assert_allclose(np.asarray(state["gain"][0]), info["muscle_gain"], rtol=1e-6)
-    np.testing.assert_array_equal(np.asarray(state["gain"][1]), 1.0)
+    np.testing.assert_allclose(np.asarray(state.worlds.gain[0]), info["muscle_gain"], rtol=1e-6)
+    np.testing.assert_array_equal(np.asarray(state.worlds.gain[1]), 1.0)
 
 
 def test_cpu_backend_worlds_do_not_leak_into_each_other(short_task):
     """A world steps bit-for-bit the same alone or beside others (warm starts travel with the state)."""
-    env = make(short_task("Stand", 50), num_envs=2, impl="cpu", init_bank=1)
+    env = make(short_task("Stand", 50), num_envs=2, impl="cpu", reset_bank=1)
     rng = np.random.default_rng(0)
     actions = jnp.asarray(rng.uniform(-1, 1, (6, 2, 416)), jnp.float32)
     alone, pair = env.reset_to([3]), env.reset_to([8, 3])
     for a in actions:
         alone, _ = env.step(alone, a[1:], auto_reset=False)
         pair, _ = env.step(pair, a, auto_reset=False)
-    np.testing.assert_array_equal(np.asarray(alone["data"]["state"][0]), np.asarray(pair["data"]["state"][1]))
+    np.testing.assert_array_equal(np.asarray(alone.worlds.data["state"][0]), np.asarray(pair.worlds.data["state"][1]))
 
 
-def test_precomputed_resets_equal_resets_computed_anew(short_task):
-    """Auto-reset from the precomputed bank gives the worlds a fresh forward pass would give."""
-    kw = dict(num_envs=3, impl="cpu", init_bank=4, seed=2)
-    fast, slow = make(short_task("Walk", 5), **kw), make(short_task("Walk", 5), precompute_resets=False, **kw)
-    assert fast._bank_ready is not None and slow._bank_ready is None
+def test_the_banks_precomputed_worlds_equal_worlds_computed_anew(short_task):
+    """An auto-reset gathers a world the bank computed at refill (in chunks of the step's batch size);
+    it equals the world a forward pass at reset computes (per-world gains of 1: no precomputation)."""
+    kw = dict(num_envs=3, impl="cpu", reset_bank=5, seed=2)
+    fast, slow = make(short_task("Walk", 5), **kw), make(short_task("Walk", 5), vary_gain=True, **kw)
+    assert fast.bank_size == 6 and fast._chunk == 3  # rounded up to whole chunks
     a = jnp.zeros((3, 416), jnp.float32)
     s_fast, s_slow = fast.reset(jax.random.PRNGKey(7)), slow.reset(jax.random.PRNGKey(7))
+    assert s_fast.bank.data is not None and s_slow.bank.data is None
     for _ in range(7):  # past the 5-step horizon: every world auto-resets once
         s_fast, _ = fast.step(s_fast, a)
         s_slow, _ = slow.step(s_slow, a)
-        for k in ("obs", "steps"):
-            np.testing.assert_array_equal(np.asarray(s_fast[k]), np.asarray(s_slow[k]))
-        np.testing.assert_array_equal(np.asarray(s_fast["data"]["state"]), np.asarray(s_slow["data"]["state"]))
-    assert int(np.asarray(s_fast["steps"]).max()) < 5
+        np.testing.assert_array_equal(np.asarray(s_fast.steps), np.asarray(s_slow.steps))
+        np.testing.assert_allclose(np.asarray(s_fast.obs), np.asarray(s_slow.obs), rtol=1e-6, atol=1e-6)
+        np.testing.assert_array_equal(np.asarray(s_fast.worlds.data["state"]), np.asarray(s_slow.worlds.data["state"]))
+    assert int(np.asarray(s_fast.steps).max()) < 5 and int(s_fast.cursor) == 6
+
+
+def _starts(state, n):
+    """The first ``n`` bank entries' initial configurations (host copies)."""
+    return np.asarray(decode_f64(np.asarray(state.bank.initial["qpos"][:n])))
+
+
+def test_host_sampled_banks_are_refreshed_and_a_used_up_bank_is_counted(short_task):
+    """Walk samples its starts on the host (a gait phase, then ground placement): each refresh replaces
+    the entries used since the last one with fresh draws; resets beyond the bank reuse entries, counted."""
+    env = make(short_task("Walk", 2), num_envs=2, impl="cpu", reset_bank=4, seed=1)
+    assert not env.device_resets and env.bank_size == 4
+    state = env.reset(jax.random.PRNGKey(0))
+    first = _starts(state, 4)
+    assert len({row.tobytes() for row in first}) == 4  # four different phases
+    a = jnp.zeros((2, 416), jnp.float32)
+    for _ in range(2):  # both worlds reach the 2-step horizon: two resets, entries 2 and 3
+        state, _ = env.step(state, a)
+    assert int(state.cursor) == 4 and int(state.reused) == 0
+    for _ in range(2):  # two more: the bank is used up, they take entries 0 and 1 again
+        state, _ = env.step(state, a)
+    assert int(state.cursor) == 6 and int(state.reused) == 2
+    state = env.refresh(state)
+    assert int(state.cursor) == 0 and int(state.reused) == 0
+    fresh = _starts(state, 4)
+    seen = {row.tobytes() for row in first}
+    assert not any(row.tobytes() in seen for row in fresh)  # every used entry was replaced by a new draw
+
+
+@pytest.mark.parametrize("task", ["Catch", "Reach"])
+def test_4096_batched_resets_give_4096_distinct_starts(task):
+    """Catch's throws and Reach's targets are drawn on the device, per world: 4,096 worlds reset from a
+    fresh bank start 4,096 different episodes (with the host bank of old, 64 at most)."""
+    env = make(task, num_envs=4096, impl="cpu", reset_bank=4096, check_memory=False)
+    assert env.device_resets
+    bank = env._draw(jax.random.PRNGKey(3))  # the refill the env runs: drawn on the device
+    ts = {k: np.asarray(v) for k, v in bank[1].items()}
+    key = {"Catch": lambda i: np.asarray(bank[0]["qvel"][i]).tobytes(),
+           "Reach": lambda i: ts["targets"][i].tobytes()}[task]
+    assert len({key(i) for i in range(4096)}) == 4096
+    state = env.reset(jax.random.PRNGKey(3))
+    starts = np.asarray(state.worlds.task["targets"] if task == "Reach" else state.obs)
+    assert len({row.tobytes() for row in starts}) == 4096
+
+
+def test_mouse_imitation_on_the_batched_env_follows_the_cpu_env():
+    """The mouse forelimb is a task like any other: from the same clip and frame, with the same
+    actions, the batched env (MJX and MuJoCo C physics) gives the CPU env's observations and rewards."""
+    from mskbench.tasks import make_task
+
+    task = make_task("MouseImitation", synthetic_clips=3, ctrl_cost=0.15, energy_cost=0.1)
+    cenv = MSKEnv(task)
+    start = cenv.task.start_at(2, 30.0)
+    obs, _ = cenv.reset(options={"initial_state": start})
+    rng = np.random.default_rng(0)
+    actions = rng.uniform(-1, 1, (4, 9))
+    expected = []
+    for a in actions:
+        o, r, *_ = cenv.step(a)
+        expected.append((o, r))
+    for impl in ("jax", "cpu"):
+        jenv = make(make_task("MouseImitation", synthetic_clips=3, ctrl_cost=0.15, energy_cost=0.1),
+                    num_envs=2, impl=impl, reset_bank=2)
+        assert jenv.device_resets and jenv.obs_layout == cenv.obs_layout
+        state = jenv.reset_to_states([start, start])
+        np.testing.assert_allclose(np.asarray(state.obs[0]), obs, atol=1e-5)
+        for a, (o, r) in zip(actions, expected):
+            state, out = jenv.step(state, jnp.asarray(np.repeat(a[None], 2, 0), jnp.float32), auto_reset=False)
+            np.testing.assert_allclose(np.asarray(out.obs[0]), o, atol=1e-4, rtol=1e-4, err_msg=impl)
+            assert float(out.reward[0]) == pytest.approx(r, abs=1e-4), impl
 
 
 def test_mjx_wrapping_rule_difference_is_announced_once(monkeypatch):

@@ -24,7 +24,7 @@ jax = pytest.importorskip("jax", reason="JAX not installed (pip install -e '.[te
 pytest.importorskip("mujoco_warp", reason="MuJoCo Warp not installed (pip install -e '.[test]')")
 jnp = jax.numpy
 
-from mskbench.body.myofullbody import BodyHandles, build_model  # noqa: E402
+from mskbench.body.myofullbody import MYOFULLBODY, build_model  # noqa: E402
 from mskbench.jax_env import CONTACT_OVERFLOW, PHYSICS_UNSTABLE, make  # noqa: E402
 from mskbench.sim.mjwarp import WarpPhysics  # noqa: E402
 from mskbench.sim.parity import actuator_length_skew  # noqa: E402
@@ -43,14 +43,14 @@ def _random_poses(model, n, seed=0):
 @pytest.fixture(scope="module")
 def walk_envs(short_task):
     """Walk with a 3-step horizon on MuJoCo Warp and on MuJoCo C, one initial state in the bank."""
-    return {impl: make(short_task("Walk", 3), num_envs=2, impl=impl, init_bank=1, check_memory=False)
+    return {impl: make(short_task("Walk", 3), num_envs=2, impl=impl, reset_bank=1, check_memory=False)
             for impl in ("warp", "cpu")}
 
 
 def test_every_muscle_length_matches_mujoco_c():
     """Including the 15 muscles whose side-site wrapping MJX 3.17 computes by MuJoCo 3.x's rule."""
     model = build_model()
-    physics = WarpPhysics(model, BodyHandles.from_model(model).muscle_ids, 1)
+    physics = WarpPhysics(model, MYOFULLBODY.handles(model).muscle_ids, 1)
     qpos = _random_poses(model, 16)
     d = jax.jit(jax.vmap(physics.init_one))(jax.tree_util.tree_map(
         jnp.asarray, physics.prepare_initial(qpos, np.zeros((16, model.nv)))))
@@ -83,65 +83,67 @@ def test_walk_on_warp_follows_the_mujoco_c_backend(walk_envs):
     """Observation, reward and termination agree step by step, through an auto-reset."""
     env_w, env_c = walk_envs["warp"], walk_envs["cpu"]
     states = {"warp": env_w.reset_to([0, 1]), "cpu": env_c.reset_to([0, 1])}
-    np.testing.assert_allclose(states["warp"]["obs"], states["cpu"]["obs"], atol=1e-4)
+    np.testing.assert_allclose(states["warp"].obs, states["cpu"].obs, atol=1e-4)
     rng = np.random.default_rng(0)
     for t in range(5):  # the 3-step horizon ends both worlds at t = 2: they auto-reset and go on
         a = jnp.asarray(rng.uniform(-1, 1, (2, 416)), jnp.float32)
         outs = {}
         for impl, env in walk_envs.items():
             states[impl], outs[impl] = env.step(states[impl], a)
-        np.testing.assert_allclose(outs["warp"]["reward"], outs["cpu"]["reward"], rtol=1e-5)
-        np.testing.assert_array_equal(outs["warp"]["termination"], outs["cpu"]["termination"])
-        np.testing.assert_array_equal(states["warp"]["steps"], states["cpu"]["steps"])
-        scale = np.maximum(np.abs(np.asarray(outs["cpu"]["obs"])), 1.0)
-        err = np.abs(np.asarray(outs["warp"]["obs"]) - np.asarray(outs["cpu"]["obs"])) / scale
+        np.testing.assert_allclose(outs["warp"].reward, outs["cpu"].reward, rtol=1e-5)
+        np.testing.assert_array_equal(outs["warp"].termination, outs["cpu"].termination)
+        np.testing.assert_array_equal(states["warp"].steps, states["cpu"].steps)
+        scale = np.maximum(np.abs(np.asarray(outs["cpu"].obs)), 1.0)
+        err = np.abs(np.asarray(outs["warp"].obs) - np.asarray(outs["cpu"].obs)) / scale
         assert err.max() < 2e-3, (t, float(err.max()), int(err.argmax()))  # measured: 8e-4 (qvel)
-    assert [int(x) for x in outs["warp"]["termination"]] == [-1, -1]
-    assert list(np.asarray(states["warp"]["unstable_resets"])) == [0, 0]
-    assert list(np.asarray(states["warp"]["overflows"])) == [0, 0]
+    assert [int(x) for x in outs["warp"].termination] == [-1, -1]
+    assert list(np.asarray(states["warp"].worlds.unstable_resets)) == [0, 0]
+    assert list(np.asarray(states["warp"].worlds.overflows)) == [0, 0]
 
 
 def test_per_world_gains_on_warp_match_the_cpu_backend(short_task):
-    kw = dict(num_envs=2, init_bank=1, check_memory=False, vary_gain=True)
+    kw = dict(num_envs=2, reset_bank=1, check_memory=False, vary_gain=True)
     envs = {impl: make(short_task("Stand", 50), impl=impl, **kw) for impl in ("warp", "cpu")}
     states = {impl: env.reset_to([4, 9], gain_range=[0.3, 0.0]) for impl, env in envs.items()}
-    np.testing.assert_allclose(states["warp"]["gain"], states["cpu"]["gain"])
-    assert np.abs(np.asarray(states["warp"]["gain"][0]) - 1.0).max() > 0.05
+    np.testing.assert_allclose(states["warp"].worlds.gain, states["cpu"].worlds.gain)
+    assert np.abs(np.asarray(states["warp"].worlds.gain[0]) - 1.0).max() > 0.05
     force = envs["cpu"].obs_layout["muscle_force"]
     for _ in range(2):
         outs = {}
         for impl, env in envs.items():
             states[impl], outs[impl] = env.step(states[impl], jnp.full((2, 416), 0.5, jnp.float32))
-        np.testing.assert_allclose(np.asarray(outs["warp"]["obs"])[:, force], np.asarray(outs["cpu"]["obs"])[:, force],
+        np.testing.assert_allclose(np.asarray(outs["warp"].obs)[:, force], np.asarray(outs["cpu"].obs)[:, force],
                                    atol=2e-3)
-        np.testing.assert_allclose(outs["warp"]["reward"], outs["cpu"]["reward"], rtol=1e-4)
+        np.testing.assert_allclose(outs["warp"].reward, outs["cpu"].reward, rtol=1e-4)
 
 
 def test_a_nan_world_on_warp_is_reset_and_counted(walk_envs):
     env = walk_envs["warp"]
     state = env.reset_to([0, 1])
-    bad = np.array(state["data"]["state"])
+    data = dict(state.worlds.data)
+    bad = np.array(data["state"])
     bad[0, 1 + env.model.nq] = np.nan  # the state vector: time, qpos, qvel, ...
-    state["data"]["state"] = jnp.asarray(bad)
+    data["state"] = jnp.asarray(bad)
+    state = state._replace(worlds=state.worlds._replace(data=data))
     state, out = env.step(state, jnp.zeros((2, 416), jnp.float32))
-    assert env.termination_names[int(out["termination"][0])] == PHYSICS_UNSTABLE
-    assert int(out["termination"][1]) == -1 and float(out["reward"][1]) > 0.0
-    assert list(np.asarray(state["unstable_resets"])) == [1, 0]
-    assert list(np.asarray(state["steps"])) == [0, 1]
-    assert np.isfinite(np.asarray(state["obs"])).all() and np.isfinite(np.asarray(state["data"]["state"])).all()
+    assert env.termination_names[int(out.termination[0])] == PHYSICS_UNSTABLE
+    assert int(out.termination[1]) == -1 and float(out.reward[1]) > 0.0
+    assert list(np.asarray(state.worlds.unstable_resets)) == [1, 0]
+    assert list(np.asarray(state.steps)) == [0, 1]
+    assert np.isfinite(np.asarray(state.obs)).all() and np.isfinite(np.asarray(state.worlds.data["state"])).all()
     state, out = env.step(state, jnp.zeros((2, 416), jnp.float32))
-    assert [int(x) for x in out["termination"]] == [-1, -1]
+    assert [int(x) for x in out.termination] == [-1, -1]
 
 
 def test_a_full_contact_buffer_is_reported_not_silent(short_task):
     """Walk's feet touch the floor: one contact slot per world overflows, and says so."""
-    env = make(short_task("Walk", 50), num_envs=2, impl="warp", init_bank=1, check_memory=False,
+    env = make(short_task("Walk", 50), num_envs=2, impl="warp", reset_bank=1, check_memory=False,
                naconmax_per_world=1)
     state = env.reset_to([0, 1])
     state, out = env.step(state, jnp.zeros((2, 416), jnp.float32))
-    assert [env.termination_names[int(c)] for c in np.asarray(out["termination"])] == [CONTACT_OVERFLOW] * 2
-    assert list(np.asarray(state["overflows"])) == [1, 1]
-    assert not np.asarray(out["reward"]).any() and np.isfinite(np.asarray(state["obs"])).all()
+    assert [env.termination_names[int(c)] for c in np.asarray(out.termination)] == [CONTACT_OVERFLOW] * 2
+    assert list(np.asarray(state.worlds.overflows)) == [1, 1]
+    assert not np.asarray(out.reward).any() and np.isfinite(np.asarray(state.obs)).all()
 
 
 def test_every_batch_the_envs_use_is_prepared_before_a_compiled_call(monkeypatch, short_task, tmp_path):
@@ -172,7 +174,7 @@ def test_every_batch_the_envs_use_is_prepared_before_a_compiled_call(monkeypatch
     monkeypatch.setattr(WarpPhysics, "_run", tracking_run)
     monkeypatch.setattr(WarpPhysics, "_world_pair", tracking_pair)
     for vary_gain in (False, True):
-        env = make(short_task("Stand", 3), num_envs=2, impl="warp", init_bank=3, check_memory=False,
+        env = make(short_task("Stand", 3), num_envs=2, impl="warp", reset_bank=3, check_memory=False,
                    vary_gain=vary_gain)
         state = env.reset(jax.random.PRNGKey(0))
         for _ in range(4):  # through an auto-reset
@@ -194,7 +196,7 @@ def test_a_script_that_leaves_steps_unawaited_still_exits(tmp_path):
     script.write_text(
         "import jax, jax.numpy as jnp\n"
         "from mskbench.jax_env import make\n"
-        "env = make('Stand', num_envs=2, impl='warp', init_bank=1, check_memory=False)\n"
+        "env = make('Stand', num_envs=2, impl='warp', reset_bank=1, check_memory=False)\n"
         "state = env.reset(jax.random.PRNGKey(0))\n"
         "for _ in range(4):\n"
         "    state, _ = env.step(state, jnp.zeros((2, 416)))\n"

@@ -59,16 +59,16 @@ class BatchedEvaluator:
         def run(params, mean, std, state):
             def cond(c):
                 t, s = c[0], c[1]
-                return (t < horizon) & jnp.logical_not(jnp.all(s["done"]))
+                return (t < horizon) & jnp.logical_not(jnp.all(s.done))
 
             def body(c):
                 t, s, ret, length, success, term = c
-                x = normalize(s["obs"], mean, std, clip, jnp)
-                alive = jnp.logical_not(s["done"])
+                x = normalize(s.obs, mean, std, clip, jnp)
+                alive = jnp.logical_not(s.done)
                 s, out = env.step(s, apply(params, x), auto_reset=False)
-                ended = out["terminated"] | out["truncated"]  # zero once a world has ended
-                return (t + 1, s, ret + out["reward"], length + alive.astype(jnp.int32),
-                        success | (ended & out["success"]), jnp.where(ended, out["termination"], term))
+                ended = out.terminated | out.truncated  # zero once a world has ended
+                return (t + 1, s, ret + out.reward, length + alive.astype(jnp.int32),
+                        success | (ended & out.success), jnp.where(ended, out.termination, term))
 
             init = (jnp.int32(0), state, jnp.zeros(n, jnp.float32), jnp.zeros(n, jnp.int32),
                     jnp.zeros(n, bool), jnp.full(n, -1, jnp.int32))

@@ -1,21 +1,27 @@
-"""The CPU environment: any task on MyoFullBody as a ``gymnasium.Env``.
+"""The CPU environment: any task, on its body, as a ``gymnasium.Env``.
 
-Action: ``Box(−1, 1, (416,), float32)``, one entry per muscle in actuator
-order, mapped to excitation ``(a + 1) / 2`` ∈ [0, 1]. Finite values outside
-[−1, 1] are clipped. Non-finite values raise ``ValueError`` unless the env was
-made with ``nonfinite_action="clip"`` (then NaN → −1, i.e. no excitation,
-±inf → ±1).
+Action: ``Box(−1, 1, (n_muscles,), float32)`` (MyoFullBody: 416), one entry
+per muscle in actuator order, mapped to excitation ``(a + 1) / 2`` ∈ [0, 1].
+Finite values outside [−1, 1] are clipped. Non-finite values raise
+``ValueError`` unless the env was made with ``nonfinite_action="clip"`` (then
+NaN → −1, i.e. no excitation, ±inf → ±1).
 
-Control step: ``frame_skip`` (default 10) physics steps of 1 ms, i.e. 10 ms.
+Control step: ``frame_skip`` physics steps (MyoFullBody: 10 of 1 ms; the
+mouse forelimb: 2 of 1.25 ms), the task's or else the body's.
 
 Observation: flat float32 vector; ``env.unwrapped.obs_layout`` maps block
 names to slices (see :mod:`mskbench.envs.observation`).
 
 ``info`` on every step: ``reward_terms`` (unweighted, by name; the reward is
 ``Σ reward_weights[k] · reward_terms[k]``), ``success`` / ``is_success``
-(Table XII so far), ``success_trace``, ``activation`` (416 float32),
-``termination`` (``None`` while running; else the condition's name,
-``"time_limit"`` at the horizon or ``"physics_unstable"``) and ``step``.
+(Table XII so far), ``success_trace``, ``activation`` (float32, one per
+muscle), ``termination`` (``None`` while running; else the condition's name,
+``"time_limit"`` when the task's time is up or ``"physics_unstable"``) and
+``step``.
+
+``reset(seed=..., options={"initial_state": init})`` starts from a given
+:class:`~mskbench.tasks.InitialState` instead of a sampled one (replaying a
+particular start).
 """
 
 from __future__ import annotations
@@ -27,12 +33,12 @@ import gymnasium as gym
 import mujoco
 import numpy as np
 
-from mskbench.body.myofullbody import DEFAULT_MEMORY_BYTES, N_MUSCLES, BodyHandles, build_model, default_qpos
+from mskbench.body.base import default_qpos
 from mskbench.envs.observation import flatten, layout_of, observation_blocks
 from mskbench.envs.perturbations import (Perturbation, draw_muscle_gain, noisy_action, noisy_observation,
                                          seed_streams)
 from mskbench.sim.cpu import CpuSimulator
-from mskbench.tasks import InitContext, Task, make_task
+from mskbench.tasks import InitContext, InitialState, Task, make_task
 from mskbench.tasks.base import step_signals
 
 NONFINITE_POLICIES = ("raise", "clip")
@@ -42,15 +48,24 @@ TIME_LIMIT = "time_limit"
 CONTACT_OVERFLOW = "contact_overflow"
 
 
+def control_timing(task: Task, frame_skip: int | None) -> tuple[float, int]:
+    """``(physics timestep s, physics steps per control step)`` of ``task``: an explicit
+    ``frame_skip`` wins, then the task's own, then its body's."""
+    dt = task.timestep_s if task.timestep_s is not None else task.body.timestep_s
+    if frame_skip is None:
+        frame_skip = task.frame_skip if task.frame_skip is not None else task.body.frame_skip
+    return float(dt), int(frame_skip)
+
+
 class MSKEnv(gym.Env):
-    """A MyoFullBody task as a Gymnasium environment (MuJoCo C backend).
+    """A task as a Gymnasium environment (MuJoCo C backend).
 
     Parameters
     ----------
     task:
         Task id (``"Stand"``, case-insensitive) or a :class:`~mskbench.tasks.Task`.
     frame_skip:
-        Physics steps (1 ms each) per control step.
+        Physics steps per control step (default: the task's, else its body's).
     perturbation:
         Robustness-protocol noise (:class:`~mskbench.envs.perturbations.Perturbation`).
     reward_weights:
@@ -58,7 +73,7 @@ class MSKEnv(gym.Env):
     nonfinite_action:
         ``"raise"`` (default) or ``"clip"``.
     memory_bytes:
-        Arena reserved for the ``MjData``.
+        Arena reserved for the ``MjData`` (default: the body's).
     render_mode:
         ``None`` or ``"rgb_array"`` (offscreen; on CPU set ``MUJOCO_GL=osmesa``).
     """
@@ -69,11 +84,11 @@ class MSKEnv(gym.Env):
         self,
         task: str | Task = "Stand",
         *,
-        frame_skip: int = 10,
+        frame_skip: int | None = None,
         perturbation: Perturbation | None = None,
         reward_weights: Mapping[str, float] | None = None,
         nonfinite_action: str = "raise",
-        memory_bytes: int = DEFAULT_MEMORY_BYTES,
+        memory_bytes: int | None = None,
         render_mode: str | None = None,
         width: int = 640,
         height: int = 480,
@@ -95,8 +110,10 @@ class MSKEnv(gym.Env):
         self.reward_weights = weights
         self._weight_vec = np.array(list(weights.values()))
 
-        model = build_model(self.task.add_props, memory_bytes=memory_bytes)
-        self.handles = BodyHandles.from_model(model)
+        body = self.task.body
+        timestep_s, frame_skip = control_timing(self.task, frame_skip)
+        model = body.build_model(self.task.add_props, timestep_s=timestep_s, memory_bytes=memory_bytes)
+        self.handles = body.handles(model)
         self.sim = CpuSimulator(model, self.handles, frame_skip)
         self.model, self.data = self.sim.model, self.sim.data
         self._ctx = InitContext(model, mujoco.MjData(model), self.handles,
@@ -104,16 +121,17 @@ class MSKEnv(gym.Env):
         self.task.bind(self._ctx)
         self.metadata = dict(self.metadata, render_fps=int(round(1.0 / self.sim.control_dt_s)))
 
-        self.action_space = gym.spaces.Box(-1.0, 1.0, (N_MUSCLES,), np.float32)
+        self.n_muscles = body.n_muscles
+        self.action_space = gym.spaces.Box(-1.0, 1.0, (self.n_muscles,), np.float32)
         self._rngs: dict[str, np.random.Generator] | None = None
         # Lay out the observation from one deterministic initial state.
         init = self.task.initial_state(self._ctx, np.random.default_rng(0))
         self.sim.reset(init.qpos, init.qvel)
-        blocks = observation_blocks(self.sim.view(), self.task.observation(self.sim.view(), init.task_state, np), np)
-        self.obs_layout = layout_of(blocks)
+        view = self.sim.view()
+        self.obs_layout = layout_of(self._blocks(view, init.task_state))
         n_obs = next(reversed(self.obs_layout.values())).stop
         self.observation_space = gym.spaces.Box(-np.inf, np.inf, (n_obs,), np.float32)
-        self.muscle_gain = np.ones(N_MUSCLES)
+        self.muscle_gain = np.ones(self.n_muscles)
         self._ts: dict = {}
         self._steps = 0
         self._done = True
@@ -138,13 +156,16 @@ class MSKEnv(gym.Env):
             seed = int(self.np_random.integers(0, 2**63 - 1))
         self._rngs = seed_streams(seed)
 
+    def _blocks(self, view, ts) -> dict:
+        return observation_blocks(view, self.task.body.observation, self.task.observation(view, ts, np))
+
     def _observe(self, view, ts) -> np.ndarray:
-        return flatten(observation_blocks(view, self.task.observation(view, ts, np), np))
+        return flatten(self._blocks(view, ts))
 
     def _validate_action(self, action) -> np.ndarray:
         a = np.asarray(action, dtype=np.float64)
-        if a.shape != (N_MUSCLES,):
-            raise ValueError(f"action must have shape ({N_MUSCLES},), got {a.shape}")
+        if a.shape != (self.n_muscles,):
+            raise ValueError(f"action must have shape ({self.n_muscles},), got {a.shape}")
         if not np.isfinite(a).all():
             if self.nonfinite_action == "raise":
                 bad = np.flatnonzero(~np.isfinite(a))
@@ -168,13 +189,19 @@ class MSKEnv(gym.Env):
 
     # -- gymnasium API -------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict | None = None):
+        unknown = sorted(set(options or {}) - {"initial_state"})
+        if unknown:
+            raise ValueError(f"unknown reset options {unknown}; valid: 'initial_state' (a mskbench.tasks.InitialState)")
+        start = (options or {}).get("initial_state")
+        if start is not None and not isinstance(start, InitialState):
+            raise TypeError(f"options['initial_state'] must be an InitialState, got {type(start).__name__}")
         super().reset(seed=seed)
         if seed is not None or self._rngs is None:
             self._seed_streams(seed)
         sigma = self.perturbation.muscle_gain_range
-        self.muscle_gain = draw_muscle_gain(self._rngs["gain"], sigma, N_MUSCLES)
+        self.muscle_gain = draw_muscle_gain(self._rngs["gain"], sigma, self.n_muscles)
         self.sim.set_muscle_gain_scale(self.muscle_gain if sigma > 0.0 else None)
-        init = self.task.initial_state(self._ctx, self._rngs["init"])
+        init = start if start is not None else self.task.initial_state(self._ctx, self._rngs["init"])
         self.sim.reset(init.qpos, init.qvel)
         self._ts = init.task_state
         self._steps = 0
@@ -189,19 +216,21 @@ class MSKEnv(gym.Env):
         a = self._validate_action(action)
         std = self.perturbation.action_noise_std
         if std > 0.0:
-            a = noisy_action(a, std, self._rngs["action"].standard_normal(N_MUSCLES))
+            a = noisy_action(a, std, self._rngs["action"].standard_normal(self.n_muscles))
         stable = self.sim.step(0.5 * (a + 1.0))
         self._steps += 1
         if not stable:
             return self._unstable_step()
         view = self.sim.view()
         task = self.task
-        self._ts, terms, conditions, terminated, success = step_signals(task, view, self._ts, self._steps, np)
-        terms = {k: float(v) for k, v in terms.items()}
+        sig = step_signals(task, view, self._ts, self._steps, np)
+        self._ts = sig.ts
+        terms = {k: float(v) for k, v in sig.terms.items()}
         reward = float(np.dot(self._weight_vec, [terms[k] for k in self.reward_weights]))
-        reason = next((k for k, v in conditions.items() if v), None)
-        terminated = bool(terminated)
-        truncated = not terminated and self._steps >= task.horizon
+        reason = next((k for k, v in sig.conditions.items() if v), None)
+        terminated = bool(sig.terminated)
+        truncated = bool(sig.truncated)
+        success = sig.success
         if truncated:
             reason = TIME_LIMIT
         self._done = terminated or truncated
@@ -225,7 +254,7 @@ class MSKEnv(gym.Env):
             "success": False,
             "is_success": False,
             "success_trace": {**self.task.success_trace(self._ts), "steps": self._steps},
-            "activation": np.zeros(N_MUSCLES, np.float32),
+            "activation": np.zeros(self.n_muscles, np.float32),
             "termination": PHYSICS_UNSTABLE,
             "step": self._steps,
         }
@@ -243,7 +272,7 @@ class MSKEnv(gym.Env):
         if self._ts:
             self.task.sync_props(self.model, self.data, self._ts)
             mujoco.mj_kinematics(self.model, self.data)  # positions only; dynamics untouched
-        self._renderer.update_scene(self.data, camera="track")
+        self._renderer.update_scene(self.data, camera=self.task.body.camera or -1)
         return self._renderer.render()
 
     def close(self):

@@ -1,17 +1,20 @@
 """Several CPU environments of one task stepped together, for trainers.
 
-Implements the vector-env protocol of :mod:`mskbench.agents.ppo`: arrays over
-environments in and out, finished episodes restarted in the same step
-(``info["final_obs"]`` holds their last observation, ``info["episode_returns"]``
-their returns). Environment ``i`` is first reset with ``seed + i``; later
-resets continue its own random streams, so a run is reproducible.
+A :class:`~mskbench.envs.protocols.VectorEnv`: arrays over environments in and
+out, finished episodes restarted in the same step (``info["final_obs"]``
+holds their last observation, ``info["episode_returns"]`` their returns).
+Environment ``i`` is first reset with ``seed + i``; later resets continue its
+own random streams, so a run is reproducible.
 """
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 
 from mskbench.envs.cpu_env import MSKEnv
+from mskbench.tasks import Task
 
 
 def checked_actions(actions, num_envs: int, action_size: int, dtype=None) -> np.ndarray:
@@ -50,10 +53,14 @@ def step_each(returns: np.ndarray, obs_size: int, step_one, reset_one):
 
 
 class MSKVectorEnv:
-    def __init__(self, task: str, num_envs: int = 8, **env_kwargs):
+    """``num_envs`` :class:`~mskbench.envs.MSKEnv` of one task (an id, or a
+    :class:`~mskbench.tasks.Task` that each env gets its own copy of)."""
+
+    def __init__(self, task: str | Task, num_envs: int = 8, **env_kwargs):
         if num_envs < 1:
             raise ValueError(f"num_envs must be >= 1, got {num_envs}")
-        self.envs = [MSKEnv(task, **env_kwargs) for _ in range(num_envs)]
+        self.envs = [MSKEnv(copy.deepcopy(task) if isinstance(task, Task) else task, **env_kwargs)
+                     for _ in range(num_envs)]
         first = self.envs[0]
         self.num_envs = num_envs
         self.obs_layout = dict(first.obs_layout)

@@ -65,6 +65,7 @@ from pathlib import Path
 import numpy as np
 
 from mskbench._jax import require_jax
+from mskbench.eval.episodes import heel_index
 from mskbench.eval.executors import JobSpec
 from mskbench.eval.protocol import Unit, checkpoint_path, perturbation_for
 from mskbench.policies import BUILTIN_POLICIES
@@ -177,13 +178,17 @@ def _runner(env, act: Callable, steps: int):
     """A jitted block of ``steps`` control steps of every world with the policy inside."""
     jax, _ = _jax()
 
+    heel = heel_index(env.handles)
+
     def run(state, pkeys, params, obs_std):
         def body(carry, _):
             state, pkeys = carry
-            actions, pkeys = act(params, state["obs"], pkeys, obs_std)
+            actions, pkeys = act(params, state.obs, pkeys, obs_std)
             state, out = env.step(state, actions, auto_reset=False, record=True)
-            trace = {"reward": out["reward"], "success": out["success"], "termination": out["termination"],
-                     "activation": out["activation"], "qvel": out["qvel_joints"], "heel": out["heel_touch"]}
+            rec = out.record
+            trace = {"reward": out.reward, "success": out.success, "termination": out.termination,
+                     "activation": rec["activation"], "qvel": rec["qvel_joints"],
+                     "heel": rec["touch"][:, heel] if heel is not None else jax.numpy.zeros_like(out.reward)}
             return (state, pkeys), trace
 
         (state, pkeys), traces = jax.lax.scan(body, (state, pkeys), None, length=steps)
@@ -206,7 +211,7 @@ def _run_chunk(env, runner, steps: int, params, units: list[Unit], width: int,
     state = env.reset_to(seeds, action_std=[p.action_noise_std for p in perts],
                          gain_range=[p.muscle_gain_range for p in perts])
     env_keys, pol_keys = unit_keys(seeds)
-    state = dict(state, key=jnp.asarray(env_keys))
+    state = state._replace(worlds=state.worlds._replace(key=jnp.asarray(env_keys)))
     pkeys = jnp.asarray(pol_keys)
     obs_std = jnp.asarray([p.observation_noise_std for p in perts], jnp.float32)
 
@@ -214,12 +219,12 @@ def _run_chunk(env, runner, steps: int, params, units: list[Unit], width: int,
     for _ in range(math.ceil(env.task.horizon / steps) + 1):
         state, pkeys, traces = runner(state, pkeys, params, obs_std)
         blocks.append(jax.device_get(traces))
-        if bool(np.all(np.asarray(state["done"]))):
+        if bool(np.all(np.asarray(state.done))):
             break
     else:
         raise RuntimeError(f"{env.task.name}: worlds still running after the horizon ({env.task.horizon} steps)")
     tr = {k: np.concatenate([b[k] for b in blocks], axis=0) for k in blocks[0]}
-    lengths = np.asarray(state["steps"])
+    lengths = np.asarray(state.steps)
     wall = (time.perf_counter() - t0) / len(units)
 
     records = []
@@ -305,7 +310,7 @@ def run_units_batched(units: Iterable[Unit], spec: JobSpec | str, store, *, impl
     for task, group in by_task.items():
         width = min(batch_size, len(group))
         vary_gain = any(u.perturbation == "dynamics" and u.scale > 0 for u in group)
-        env = TaskJaxEnv((tasks or {}).get(task, task), num_envs=width, impl=impl, vary_gain=vary_gain, init_bank=1)
+        env = TaskJaxEnv((tasks or {}).get(task, task), num_envs=width, impl=impl, vary_gain=vary_gain, reset_bank=1)
         steps = min(chunk_steps, env.task.horizon)
         runner = _runner(env, policy.bind(env), steps)
         params = policy.params()

@@ -50,52 +50,19 @@ from __future__ import annotations
 import os
 
 import mujoco
-import numpy as np
+
+from mskbench.sim.worlds import NACONMAX_PER_WORLD, NJMAX
 
 IMPLS = ("jax", "warp", "cpu")
-#: MuJoCo's bound on state magnitudes (``mjMAXVAL``); beyond it MuJoCo C resets the data.
-MAXVAL = float(getattr(mujoco, "mjMAXVAL", 1e10))
-#: Fields :class:`~mskbench.sim.state.StateView` and the environments read from a world.
-VIEW_FIELDS = ("qpos", "qvel", "act", "xpos", "xmat", "xquat", "xipos", "cvel", "subtree_com",
-               "actuator_length", "actuator_velocity", "actuator_force", "qfrc_actuator", "sensordata")
 #: Working memory of a step relative to the data it steps (our estimate for the memory check:
 #: MJX keeps the inputs, outputs and the constraint solver's intermediates alive at once).
 STEP_WORKSPACE_FACTOR = 4.0
-
-
-def unstable(qpos, qvel, qacc, act):
-    """MuJoCo C's reset conditions for one world: a non-finite or > ``MAXVAL`` entry (``jax.numpy``)."""
-    import jax.numpy as jnp
-
-    bad = jnp.zeros((), bool)
-    for x in (qpos, qvel, qacc, act):
-        if x.size:
-            bad = bad | ~jnp.all(jnp.isfinite(x)) | jnp.any(jnp.abs(x) > MAXVAL)
-    return bad
-
-
-def float32_initial(qpos, qvel) -> dict:
-    """Initial configurations as float32 arrays (what the MJX and MuJoCo Warp backends start from)."""
-    return {"qpos": np.asarray(qpos, np.float32), "qvel": np.asarray(qvel, np.float32)}
-
-
-def tree_where(cond, a, b):
-    """World ``a`` where ``cond`` else ``b``, leaf by leaf (worlds held as plain arrays)."""
-    import jax
-    import jax.numpy as jnp
-
-    return jax.tree_util.tree_map(lambda x, y: jnp.where(cond, x, y), a, b)
 
 
 def check_impl(impl: str) -> str:
     if impl not in IMPLS:
         raise ValueError(f"impl must be one of {', '.join(repr(i) for i in IMPLS)}, got {impl!r}")
     return impl
-
-
-#: MuJoCo Warp's default buffers: contacts per world (pooled across a batch) and constraint rows per world.
-NACONMAX_PER_WORLD = 64
-NJMAX = 1024
 
 
 def make_physics(model: mujoco.MjModel, muscle_ids, frame_skip: int, impl: str = "jax", *,
@@ -152,18 +119,3 @@ def check_fits(num_envs: int, bytes_per_world: int, *, what: str = "worlds",
             f"({bytes_per_world / 2**20:.2f} MiB of data per world x {factor:g} for the step's working "
             f"memory), but only {available / 2**30:.2f} GiB ({source}) is free; "
             f"at most about {fits} fit")
-
-
-class FieldView:
-    """Attribute access to a mapping of fields (what ``StateView`` reads)."""
-
-    __slots__ = ("_fields",)
-
-    def __init__(self, fields):
-        self._fields = fields
-
-    def __getattr__(self, name):
-        try:
-            return self._fields[name]
-        except KeyError:
-            raise AttributeError(name) from None

@@ -24,7 +24,7 @@ from types import SimpleNamespace
 import mujoco
 import numpy as np
 
-from mskbench.sim.batched import VIEW_FIELDS, FieldView, tree_where
+from mskbench.sim.worlds import VIEW_FIELDS, FieldView, tree_where
 from mskbench.sim.cpu import CpuSimulator
 
 _OVERFLOW_WARNINGS = (mujoco.mjtWarning.mjWARN_CONTACTFULL, mujoco.mjtWarning.mjWARN_CNSTRFULL)
@@ -40,6 +40,13 @@ def decode_f64(bits) -> np.ndarray:
     """Inverse of :func:`encode_f64`."""
     b = np.ascontiguousarray(bits, np.uint32)
     return b.view(np.float64).reshape(b.shape[:-1] + (b.shape[-1] // 2,))
+
+
+def _as_f64(x) -> np.ndarray:
+    """An initial configuration as float64: decoded from :func:`encode_f64`'s bits (host draws,
+    exact), or widened from float32 (starts drawn on the device)."""
+    x = np.asarray(x)
+    return decode_f64(x) if x.dtype == np.uint32 else x.astype(np.float64)
 
 
 class HostPhysics:
@@ -102,7 +109,7 @@ class HostPhysics:
             f.result()
 
     def _host_init(self, qpos_bits, qvel_bits, gain_scale=None):
-        qpos, qvel = decode_f64(qpos_bits), decode_f64(qvel_bits)
+        qpos, qvel = _as_f64(qpos_bits), _as_f64(qvel_bits)
         batch = qpos.shape[:-1]
         out = self._empty(batch)
         flat = self._flat(out, batch)
@@ -156,6 +163,8 @@ class HostPhysics:
 
     # -- interface ---------------------------------------------------------------------------
     def prepare_initial(self, qpos: np.ndarray, qvel: np.ndarray):
+        """Host draws travel as float64 bit patterns (exact); :meth:`init_one` also takes float32
+        configurations (starts drawn on the device)."""
         return {"qpos": encode_f64(qpos), "qvel": encode_f64(qvel)}
 
     def init_one(self, prepared, gain_scale=None):

@@ -33,6 +33,7 @@ drops the extra contacts and goes on).
 
 # No ``from __future__ import annotations``: Warp reads the FFI function's argument types as objects.
 import copy
+import inspect
 import os
 import threading
 from typing import Any
@@ -40,7 +41,7 @@ from typing import Any
 import mujoco
 import numpy as np
 
-from mskbench.sim.batched import (NACONMAX_PER_WORLD, NJMAX, VIEW_FIELDS, FieldView, float32_initial, tree_where,
+from mskbench.sim.worlds import (NACONMAX_PER_WORLD, NJMAX, VIEW_FIELDS, FieldView, float32_initial, tree_where,
                                   unstable)
 from mskbench.sim.cpu import CpuSimulator
 
@@ -216,24 +217,25 @@ class WarpPhysics:
             wp.synchronize_device(device)
 
     def _make_fn(self, kind: str, gains: bool):
-        """The Python function behind one FFI call (Warp reads the argument types off it)."""
+        """The Python function behind one FFI call. Warp reads its arguments' names and types off its
+        signature, which is built here from the inputs and :attr:`_outputs` (so the order of the
+        FFI call's outputs is the order of ``_outputs``, whatever fields it holds)."""
         wp = self._wp
         run = self._run
-        f2, vec3, mat33, quat, sv = (wp.array2d(dtype=float), wp.array2d(dtype=wp.vec3), wp.array2d(dtype=wp.mat33),
-                                     wp.array2d(dtype=wp.quat), wp.array2d(dtype=wp.spatial_vector))
-        i1 = wp.array(dtype=int)
+        f2 = wp.array2d(dtype=float)
+        inputs = {"state_in": f2, "ctrl_in": f2, "gain": f2}
+        outputs = {k: (wp.array(dtype=dtype) if not shape else wp.array2d(dtype=dtype))
+                   for k, (dtype, shape) in self._outputs.items()}
 
-        def fn(state_in: f2, ctrl: f2, gain: f2, state: f2, overflow: i1, qpos: f2, qvel: f2, act: f2,
-               xpos: vec3, xmat: mat33, xquat: quat, xipos: vec3, cvel: sv, subtree_com: vec3,
-               actuator_length: f2, actuator_velocity: f2, actuator_force: f2, qfrc_actuator: f2,
-               sensordata: f2, qacc: f2):
-            run(kind, gains, state_in, ctrl, gain, {
-                "state": state, "overflow": overflow, "qpos": qpos, "qvel": qvel, "act": act, "xpos": xpos,
-                "xmat": xmat, "xquat": xquat, "xipos": xipos, "cvel": cvel, "subtree_com": subtree_com,
-                "actuator_length": actuator_length, "actuator_velocity": actuator_velocity,
-                "actuator_force": actuator_force, "qfrc_actuator": qfrc_actuator, "sensordata": sensordata,
-                "qacc": qacc})
+        def fn(*arrays):
+            state_in, ctrl, gain = arrays[:len(inputs)]
+            run(kind, gains, state_in, ctrl, gain, dict(zip(outputs, arrays[len(inputs):])))
 
+        params = [inspect.Parameter(k, inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=t)
+                  for k, t in {**inputs, **outputs}.items()]
+        fn.__signature__ = inspect.Signature(params, return_annotation=None)  # type: ignore[attr-defined]
+        fn.__annotations__ = {**inputs, **outputs, "return": None}
+        fn.__name__ = fn.__qualname__ = f"mskbench_warp_{kind}{'_gains' if gains else ''}"
         return fn
 
     def _run(self, kind, gains, state_in, ctrl, gain, out):

@@ -9,7 +9,7 @@ from __future__ import annotations
 import mujoco
 import numpy as np
 
-from mskbench.sim.batched import float32_initial, unstable
+from mskbench.sim.worlds import float32_initial, unstable
 from mskbench.sim.parity import warn_if_skewed
 
 
