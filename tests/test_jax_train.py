@@ -30,9 +30,9 @@ def test_jax_backend_trains_and_the_cpu_protocol_evaluates_the_checkpoint(tmp_pa
             "--eval-every-steps", "32", "--eval-episodes", "1"]
     result = CliRunner().invoke(main, args)
     assert result.exit_code == 0, result.output
-    assert f"2 worlds ({impl})" in result.output
+    assert f"2 worlds (jax, {impl})" in result.output
     assert {p.name for p in run.iterdir()} >= {"checkpoint.npz", "best.npz", "config.json", "eval_log.jsonl",
-                                               "best_return.json"}
+                                               "best.json"}
     log = [json.loads(line) for line in (run / "eval_log.jsonl").read_text().splitlines()]
     assert [r["steps"] for r in log] == [32, 64]
     for r in log:
@@ -41,7 +41,7 @@ def test_jax_backend_trains_and_the_cpu_protocol_evaluates_the_checkpoint(tmp_pa
         assert sum(ev["terminations"].values()) == 1 and "running" not in ev["terminations"]
     config = json.loads((run / "config.json").read_text())
     assert config["hidden"] == [16, 16] and config["num_steps"] == 16 and config["minibatch_size"] == 16
-    best = json.loads((run / "best_return.json").read_text())
+    best = json.loads((run / "best.json").read_text())
     assert best["mean_return"] == max(r["eval"]["mean_return"] for r in log)
 
     # The CPU protocol loads the checkpoint; seed 10000 is the episode the training evaluation ran
@@ -50,13 +50,13 @@ def test_jax_backend_trains_and_the_cpu_protocol_evaluates_the_checkpoint(tmp_pa
     result = CliRunner().invoke(main, ["eval", "--policy", str(run), "--task", "Stand", "--episodes", "1",
                                        "--seed", "10000", "--method", "ppo-jax", "--store", str(store), "--json"])
     assert result.exit_code == 0, result.output
-    summary = json.loads(result.output)["Stand"]
+    summary = json.loads(result.stdout)["Stand"]
     assert summary["episodes"] == 1
     assert summary["return_mean"] == pytest.approx(best["mean_return"], rel=1e-3)
 
 
-@pytest.mark.parametrize("extra, message", [(["--impl", "cpu"], "--impl chooses the physics of --backend jax"),
-                                            (["--eval-env", "jax"], "--eval-env jax needs --backend jax")])
+@pytest.mark.parametrize("extra, message", [(["--impl", "cpu"], "impl chooses the physics of backend='jax'"),
+                                            (["--eval-env", "jax"], "eval_env='jax' needs backend='jax'")])
 def test_jax_only_options_are_refused_on_the_cpu_backend(tmp_path, extra, message):
     result = CliRunner().invoke(main, ["train", "Stand", "--out", str(tmp_path / "run"), *extra])
     assert result.exit_code == 2 and message in result.output

@@ -3,23 +3,25 @@
 from __future__ import annotations
 
 import json
+from typing import NamedTuple
 
 import numpy as np
 import pytest
 
 pytest.importorskip("jax", reason="JAX not installed")
 
-from mskbench.agents.ppo import (PPOConfig, RunningNorm, gae, load_checkpoint, load_policy_checkpoint,  # noqa: E402
+from mskbench.agents.checkpoint import load_policy  # noqa: E402
+from mskbench.agents.ppo import (PPOConfig, RunningNorm, gae, load_checkpoint,  # noqa: E402
                                  train)
 
 
 class TargetVectorEnv:
-    """Each step shows a target in [-0.5, 0.5]^2 (block 'reference') and a constant
+    """Each step shows a target in [-0.5, 0.5]^2 (block 'task/reference', what the encoder reads) and a constant
     (block 'proprio'); the reward is −‖a − target‖². Episodes last 8 steps."""
 
     def __init__(self, num_envs=16, seed=0):
         self.num_envs, self.obs_size, self.action_size = num_envs, 3, 2
-        self.obs_layout = {"reference/target": slice(0, 2), "proprio": slice(2, 3)}
+        self.obs_layout = {"task/reference": slice(0, 2), "proprio": slice(2, 3)}
         self._rng = np.random.default_rng(seed)
         self._t = np.zeros(num_envs, int)
         self._ret = np.zeros(num_envs)
@@ -57,7 +59,7 @@ def _eval(policy, n=256, seed=123):
 
 @pytest.mark.parametrize("policy", ["mlp", "encoder_decoder"])
 def test_ppo_learns_to_track_a_target(tmp_path, policy):
-    cfg = PPOConfig(total_steps=16 * 16 * 40, num_steps=16, epochs=4, minibatch_size=64, learning_rate=3e-3,
+    cfg = PPOConfig(num_envs=16, total_steps=16 * 16 * 40, num_steps=16, epochs=4, minibatch_size=64, learning_rate=3e-3,
                     policy=policy, hidden=(32, 32), value_hidden=(32, 32), encoder_hidden=(32,),
                     decoder_hidden=(32,), latent_size=4, init_log_std=-1.0, seed=1)
     env = TargetVectorEnv()
@@ -71,12 +73,12 @@ def test_ppo_learns_to_track_a_target(tmp_path, policy):
     assert mse[-1] < 0.05, mse
     log = [json.loads(line) for line in (tmp_path / "eval_log.jsonl").read_text().splitlines()]
     assert len(log) == state.iteration == 40 and log[-1]["steps"] == cfg.total_steps
-    policy_obj = load_policy_checkpoint(tmp_path / "checkpoint.npz", env.obs_layout, env.obs_size)
+    policy_obj = load_policy(tmp_path / "checkpoint.npz", env.obs_layout, env.obs_size)
     assert _eval(policy_obj) == pytest.approx(mse[-1], abs=1e-6)
 
 
 def test_resume_continues_from_the_checkpoint(tmp_path):
-    cfg = PPOConfig(total_steps=16 * 8 * 3, num_steps=8, epochs=2, minibatch_size=32, hidden=(8,),
+    cfg = PPOConfig(num_envs=16, total_steps=16 * 8 * 3, num_steps=8, epochs=2, minibatch_size=32, hidden=(8,),
                     value_hidden=(8,), seed=0)
     train(TargetVectorEnv(), cfg, out_dir=tmp_path)
     saved = load_checkpoint(tmp_path / "checkpoint.npz")
@@ -93,7 +95,7 @@ def test_resume_continues_from_the_checkpoint(tmp_path):
 
 
 def test_time_limit_stops_after_an_evaluated_checkpointed_iteration(tmp_path):
-    cfg = PPOConfig(total_steps=16 * 8 * 50, num_steps=8, epochs=1, minibatch_size=32, hidden=(8,),
+    cfg = PPOConfig(num_envs=16, total_steps=16 * 8 * 50, num_steps=8, epochs=1, minibatch_size=32, hidden=(8,),
                     value_hidden=(8,), seed=0)
     evals = []
     state = train(TargetVectorEnv(), cfg, out_dir=tmp_path, eval_fn=lambda p: evals.append(1) or {"mse": _eval(p)},
@@ -118,7 +120,7 @@ def test_time_limit_stops_after_an_evaluated_checkpointed_iteration(tmp_path):
 def test_exported_policy_acts_like_the_checkpoint_and_is_not_resumable(tmp_path, policy):
     from mskbench.agents.ppo import export_policy
 
-    cfg = PPOConfig(total_steps=16 * 8 * 2, num_steps=8, epochs=1, minibatch_size=32, hidden=(16,),
+    cfg = PPOConfig(num_envs=16, total_steps=16 * 8 * 2, num_steps=8, epochs=1, minibatch_size=32, hidden=(16,),
                     value_hidden=(16,), policy=policy, encoder_hidden=(8,), decoder_hidden=(8,), latent_size=2)
     env = TargetVectorEnv()
     train(env, cfg, out_dir=tmp_path)
@@ -128,8 +130,8 @@ def test_exported_policy_acts_like_the_checkpoint_and_is_not_resumable(tmp_path,
         assert not any(k.startswith(("opt/", "params/value/")) or k == "key" for k in z.files)
     assert small.stat().st_size < full.stat().st_size
     obs = np.random.default_rng(0).uniform(-0.5, 0.5, (32, 3)).astype(np.float32)
-    a = load_policy_checkpoint(full, env.obs_layout, env.obs_size).act(obs)
-    b = load_policy_checkpoint(small, env.obs_layout, env.obs_size).act(obs)
+    a = load_policy(full, env.obs_layout, env.obs_size).act(obs)
+    b = load_policy(small, env.obs_layout, env.obs_size).act(obs)
     np.testing.assert_array_equal(a, b)
     with pytest.raises(ValueError, match="only a policy"):
         load_checkpoint(small)
@@ -183,14 +185,22 @@ def test_config_validation():
         PPOConfig(num_steps=0)
 
 
-class FunctionalTargetEnv:
-    """TargetVectorEnv as a functional JAX env (the GPU path): the rollout runs in lax.scan."""
+class _TargetState(NamedTuple):
+    key: object
+    obs: object
+    t: object
+    reused: object
 
-    functional = True
+
+class FunctionalTargetEnv:
+    """TargetVectorEnv as a batched JAX env (the GPU path): the rollout runs in lax.scan."""
+
+    termination_names = ("time_limit",)
 
     def __init__(self, num_envs=16):
         self.num_envs, self.obs_size, self.action_size = num_envs, 3, 2
-        self.obs_layout = {"reference/target": slice(0, 2), "proprio": slice(2, 3)}
+        self.obs_layout = {"task/reference": slice(0, 2), "proprio": slice(2, 3)}
+        self.refreshes = 0
 
     def _obs(self, key):
         import jax
@@ -204,29 +214,37 @@ class FunctionalTargetEnv:
         import jax.numpy as jnp
 
         k, k_obs = jax.random.split(key)
-        return {"key": k, "obs": self._obs(k_obs), "t": jnp.zeros(self.num_envs, jnp.int32)}
+        return _TargetState(k, self._obs(k_obs), jnp.zeros(self.num_envs, jnp.int32), jnp.int32(0))
 
-    def step(self, state, actions):
+    def step(self, state, actions, auto_reset=True, record=False):
         import jax
         import jax.numpy as jnp
 
-        reward = -jnp.sum((actions - state["obs"][:, :2]) ** 2, axis=1)
-        t = state["t"] + 1
+        from mskbench.envs.protocols import StepOut
+
+        reward = -jnp.sum((actions - state.obs[:, :2]) ** 2, axis=1)
+        t = state.t + 1
         truncated = t >= 8
-        k, k_obs = jax.random.split(state["key"])
+        k, k_obs = jax.random.split(state.key)
         obs = self._obs(k_obs)
-        out = {"obs": obs, "reward": reward, "terminated": jnp.zeros(self.num_envs, bool),
-               "truncated": truncated, "final_obs": obs}
-        return {"key": k, "obs": obs, "t": jnp.where(truncated, 0, t)}, out
+        out = StepOut(obs, reward, jnp.zeros(self.num_envs, bool), truncated, obs, truncated, {},
+                      jnp.where(truncated, 0, -1), None)
+        return _TargetState(k, obs, jnp.where(truncated, 0, t), state.reused), out
+
+    def refresh(self, state):
+        self.refreshes += 1
+        return state
 
 
 def test_ppo_learns_on_a_functional_env_with_scanned_rollouts(tmp_path):
-    cfg = PPOConfig(total_steps=16 * 16 * 40, num_steps=16, epochs=4, minibatch_size=64, learning_rate=3e-3,
+    cfg = PPOConfig(num_envs=16, total_steps=16 * 16 * 40, num_steps=16, epochs=4, minibatch_size=64, learning_rate=3e-3,
                     policy="encoder_decoder", hidden=(32, 32), value_hidden=(32, 32), encoder_hidden=(32,),
                     decoder_hidden=(32,), latent_size=4, init_log_std=-1.0, seed=1)
     rows = []
-    train(FunctionalTargetEnv(), cfg, out_dir=tmp_path, eval_fn=lambda p: {"mse": _eval(p)}, eval_every=40,
-          on_iteration=rows.append)
+    env = FunctionalTargetEnv()
+    train(env, cfg, out_dir=tmp_path, eval_fn=lambda p: {"mse": _eval(p)}, eval_every=40, on_iteration=rows.append)
+    assert env.refreshes == len(rows) == 40  # the bank of starts is refreshed after every rollout
+    assert rows[-1]["resets"] == 2 * 16 and rows[-1]["starts_reused"] == 0
     assert rows[-1]["mean_reward"] > rows[0]["mean_reward"] + 0.05
     assert rows[-1]["eval"]["mse"] < 0.05
     # Episodes of 8 steps finish within each 16-step rollout and are reported.

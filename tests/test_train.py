@@ -45,20 +45,20 @@ def test_train_then_evaluate_the_checkpoint_with_the_protocol(tmp_path):
     assert {p.name for p in run.iterdir()} >= {"checkpoint.npz", "best.npz", "config.json", "eval_log.jsonl"}
     log = [json.loads(line) for line in (run / "eval_log.jsonl").read_text().splitlines()]
     assert [r["steps"] for r in log] == [64, 128] and all("eval" in r for r in log)
-    best = json.loads((run / "best_return.json").read_text())
+    best = json.loads((run / "best.json").read_text())
     assert best["mean_return"] == max(r["eval"]["mean_return"] for r in log)
 
     store = tmp_path / "r.db"
     result = CliRunner().invoke(main, ["eval", "--task", "Stand", "--policy", str(run), "--method", "ppo-test",
                                        "--episodes", "2", "--store", str(store), "--json"])
     assert result.exit_code == 0, result.output
-    summary = json.loads(result.output)["Stand"]
+    summary = json.loads(result.stdout)["Stand"]
     assert summary["episodes"] == 2
     # The deterministic policy gives the same episode for the same seed: the eval during training
     # used seed 10000; this run's episodes are seeds 0 and 1, reproducible on rerun.
     again = CliRunner().invoke(main, ["eval", "--task", "Stand", "--policy", str(run / "best.npz"), "--method",
                                       "ppo-again", "--episodes", "2", "--store", str(store), "--json"])
-    assert json.loads(again.output)["Stand"]["return_mean"] == pytest.approx(summary["return_mean"])
+    assert json.loads(again.stdout)["Stand"]["return_mean"] == pytest.approx(summary["return_mean"])
 
     # The exported policy (what comes back from a GPU machine) is evaluated with the same result.
     exported = tmp_path / "policy.npz"
@@ -67,7 +67,7 @@ def test_train_then_evaluate_the_checkpoint_with_the_protocol(tmp_path):
     assert exported.stat().st_size < (run / "best.npz").stat().st_size
     small = CliRunner().invoke(main, ["eval", "--task", "Stand", "--policy", str(exported), "--method",
                                       "ppo-exported", "--episodes", "2", "--store", str(store), "--json"])
-    assert json.loads(small.output)["Stand"]["return_mean"] == pytest.approx(summary["return_mean"])
+    assert json.loads(small.stdout)["Stand"]["return_mean"] == pytest.approx(summary["return_mean"])
     # Nothing already there is replaced unasked, and the checkpoint is never the target.
     again = CliRunner().invoke(main, ["export-policy", str(run), "--out", str(exported)])
     assert again.exit_code == 1 and "--overwrite" in again.output

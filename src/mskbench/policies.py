@@ -1,32 +1,35 @@
-"""Built-in reference policies and the policy protocol.
+"""Built-in reference policies, and any policy made whole.
 
-A policy is any object with ``act(obs) -> action`` (action in [-1, 1]^416)
-and, optionally, ``reset()`` called at the start of every episode.
+A policy is any object with ``act(obs) -> action`` (action in [−1, 1], one per
+muscle); the optional parts are declared in :mod:`mskbench.envs.protocols`
+(``reset(seed)`` at the start of every episode, ``normalize_observation`` /
+``act_normalized`` for policies that normalise observations themselves).
+:func:`as_policy` wraps any policy so that all of them can be called.
 
 Built-ins (no learning; they anchor the bottom of the leaderboard):
 
 * ``zero``: action 0 everywhere, i.e. every muscle at excitation 0.5.
 * ``passive``: action −1, i.e. no excitation at all.
-* ``random``: uniform actions in [−1, 1], seeded.
+* ``random``: uniform actions in [−1, 1]; each episode's actions depend only
+  on the episode's seed (``reset(seed)`` reseeds it).
 """
 
 from __future__ import annotations
 
-from typing import Protocol, runtime_checkable
+import inspect
 
 import numpy as np
 
+from mskbench.envs.protocols import EpisodicPolicy, NormalizingPolicy, Policy
 
-@runtime_checkable
-class Policy(Protocol):
-    def act(self, obs: np.ndarray) -> np.ndarray: ...
+__all__ = ["BUILTIN_POLICIES", "ConstantPolicy", "FullPolicy", "Policy", "RandomPolicy", "as_policy", "make_policy"]
 
 
 class ConstantPolicy:
     def __init__(self, n_actions: int, value: float):
         self._action = np.full(n_actions, value, dtype=np.float32)
 
-    def reset(self) -> None:
+    def reset(self, seed: int | None = None) -> None:
         pass
 
     def act(self, obs: np.ndarray) -> np.ndarray:
@@ -34,12 +37,15 @@ class ConstantPolicy:
 
 
 class RandomPolicy:
+    """Uniform actions; ``reset(seed)`` restarts the stream, so an episode's actions depend on its seed only."""
+
     def __init__(self, n_actions: int, seed: int | None = None):
         self.n_actions = n_actions
         self._rng = np.random.default_rng(seed)
 
-    def reset(self) -> None:
-        pass
+    def reset(self, seed: int | None = None) -> None:
+        if seed is not None:
+            self._rng = np.random.default_rng(seed)
 
     def act(self, obs: np.ndarray) -> np.ndarray:
         return self._rng.uniform(-1.0, 1.0, self.n_actions).astype(np.float32)
@@ -57,3 +63,47 @@ def make_policy(name: str, n_actions: int, seed: int | None = None) -> Policy:
     if name == "random":
         return RandomPolicy(n_actions, seed)
     raise ValueError(f"unknown policy {name!r}; built-in policies: {', '.join(BUILTIN_POLICIES)}")
+
+
+class FullPolicy:
+    """Any policy with every optional part: ``reset(seed)`` (passed on as the wrapped policy
+    accepts it), ``normalize_observation`` / ``act_normalized`` (identity normalisation when the
+    policy has none: the observation itself is its normalised input)."""
+
+    def __init__(self, policy: Policy):
+        if not callable(getattr(policy, "act", None)):
+            raise TypeError(f"{type(policy).__name__} has no act(obs) method")
+        self.policy = policy
+        self._normalizing = isinstance(policy, NormalizingPolicy)
+        self._reset = getattr(policy, "reset", None) if isinstance(policy, EpisodicPolicy) else None
+        self._reset_takes_seed = self._reset is not None and _accepts_argument(self._reset)
+
+    def reset(self, seed: int | None = None) -> None:
+        if self._reset is None:
+            return
+        if self._reset_takes_seed:
+            self._reset(seed)
+        else:
+            self._reset()
+
+    def normalize_observation(self, obs: np.ndarray) -> np.ndarray:
+        return self.policy.normalize_observation(obs) if self._normalizing else obs  # type: ignore[attr-defined]
+
+    def act_normalized(self, x: np.ndarray) -> np.ndarray:
+        return self.policy.act_normalized(x) if self._normalizing else self.policy.act(x)  # type: ignore[attr-defined]
+
+    def act(self, obs: np.ndarray) -> np.ndarray:
+        return self.policy.act(obs)
+
+
+def _accepts_argument(fn) -> bool:
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    return any(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL) for p in params)
+
+
+def as_policy(policy: Policy) -> FullPolicy:
+    """``policy`` with every optional method (see :class:`FullPolicy`); a :class:`FullPolicy` as is."""
+    return policy if isinstance(policy, FullPolicy) else FullPolicy(policy)

@@ -1,35 +1,30 @@
-"""Policy checkpoints, whatever trained them, as one deterministic policy.
+"""Policy checkpoints, whatever trained them: finding, reading, exporting, keeping the best.
 
 A checkpoint is a ``.npz`` file. Its ``format`` entry names the trainer
 (absent: ``"mskbench-ppo"``, our PPO in :mod:`mskbench.agents.ppo`, the only
-one so far). Every format reduces to the same three parts, which is all the
-evaluation protocol needs — on the host (:meth:`PolicyCheckpoint.host_policy`) or batched on a
-device (:mod:`mskbench.eval.batched`):
-
-* the observation normalisation ``x = (obs − mean) / std`` (clipped to
-  ``±clip`` when the trainer clips), in whose space the protocol adds
-  observation noise (Eq. 5);
-* the network parameters;
-* ``deterministic(params, x) -> action`` in ``jax.numpy`` (traceable, batched).
+one so far). Every format reduces to a
+:class:`~mskbench.agents.base.PolicyCheckpoint` (normalisation, parameters,
+a deterministic network), which is all the evaluation protocol needs.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
+
+from mskbench.agents.base import PolicyCheckpoint
 
 FORMATS = ("mskbench-ppo",)
 
 
 def checkpoint_path(spec: str):
     """The checkpoint file ``spec`` names (a run directory means its ``best.npz``, else its
-    ``checkpoint.npz``), or None when it names none."""
+    ``checkpoint.npz``), or None when it names none. A spec that looks like a path (holds a
+    path separator or ends in ``.npz``) must exist."""
     path = Path(spec)
     if path.is_file() and path.suffix == ".npz":
         return path
@@ -38,8 +33,9 @@ def checkpoint_path(spec: str):
             if (path / name).is_file():
                 return path / name
         raise ValueError(f"policy directory {spec!r} holds no best.npz or checkpoint.npz")
-    if path.suffix == ".npz":
-        raise ValueError(f"policy checkpoint {spec!r} does not exist")
+    if path.suffix == ".npz" or any(sep and sep in spec for sep in (os.sep, os.altsep)):
+        problem = "is neither a .npz file nor a run directory" if path.exists() else "does not exist"
+        raise ValueError(f"policy checkpoint {spec!r} {problem}")
     return None
 
 
@@ -66,51 +62,6 @@ class BestCheckpoint:
         return True
 
 
-@dataclass
-class PolicyCheckpoint:
-    path: Path
-    format: str
-    params: Any
-    mean: np.ndarray
-    std: np.ndarray
-    clip: float | None
-    deterministic: Callable
-
-    @property
-    def obs_size(self) -> int:
-        return int(self.mean.size)
-
-    def normalize(self, obs, xp=np):
-        """The trainer's normalisation (NumPy: in float64, as the trainers do; JAX: float32)."""
-        from mskbench.agents.ppo import normalize
-
-        if xp is np:
-            return normalize(np.asarray(obs, np.float64), self.mean, self.std, self.clip)
-        return normalize(obs, xp.asarray(self.mean, xp.float32), xp.asarray(self.std, xp.float32), self.clip, xp)
-
-    def host_policy(self):
-        """``act(obs)`` / ``normalize_observation`` / ``act_normalized`` for the CPU protocol."""
-        import jax
-
-        fn = jax.jit(self.deterministic)
-        ckpt = self
-
-        class CheckpointPolicy:
-            def normalize_observation(self, obs):
-                return ckpt.normalize(np.asarray(obs, np.float32))
-
-            def act_normalized(self, x):
-                return np.asarray(fn(ckpt.params, x))
-
-            def act(self, obs):
-                return self.act_normalized(self.normalize_observation(obs))
-
-            def reset(self):
-                pass
-
-        return CheckpointPolicy()
-
-
 def checkpoint_format(path: str | Path) -> str:
     with np.load(path, allow_pickle=False) as z:
         fmt = str(z["format"]) if "format" in z.files else "mskbench-ppo"
@@ -125,10 +76,7 @@ def load(path: str | Path, obs_layout: dict[str, slice], obs_size: int) -> Polic
     checkpoint_format(path)  # a checkpoint this version cannot read is an error that says so
     from mskbench.agents.ppo import ppo_policy_checkpoint
 
-    ckpt = ppo_policy_checkpoint(path, obs_layout, obs_size)
-    if ckpt.obs_size != obs_size:
-        raise ValueError(f"checkpoint {path} expects observations of size {ckpt.obs_size}, the task has {obs_size}")
-    return ckpt
+    return ppo_policy_checkpoint(path, obs_layout, obs_size)
 
 
 def export_policy(src: str | Path, dst: str | Path) -> Path:
@@ -139,3 +87,8 @@ def export_policy(src: str | Path, dst: str | Path) -> Path:
     from mskbench.agents.ppo import export_policy as export_ppo_policy
 
     return export_ppo_policy(src, dst)
+
+
+def load_policy(path: str | Path, obs_layout: dict[str, slice], obs_size: int):
+    """A deterministic host policy from a checkpoint of any trainer (for evaluation on any machine)."""
+    return load(path, obs_layout, obs_size).host_policy()

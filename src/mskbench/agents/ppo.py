@@ -3,19 +3,15 @@
 One file: networks (an MLP policy or the encoder–decoder policy with a
 Gaussian bottleneck of the mouse imitation study), observation normalisation,
 Adam, generalised advantage estimation, the clipped PPO loss, rollouts,
-checkpoints. It trains on any *vector env*:
+checkpoints. It trains on either kind of environment of
+:mod:`mskbench.envs.protocols`:
 
-* ``num_envs``, ``obs_size``, ``action_size`` and ``obs_layout`` (block
-  name -> slice) attributes;
-* ``reset(seed) -> obs`` with ``obs`` of shape (num_envs, obs_size);
-* ``step(actions) -> (obs, reward, terminated, truncated, info)``, arrays
-  over envs, auto-resetting finished envs (``obs`` is then the new first
-  observation; ``info["final_obs"]`` the last one of the finished episode).
-
-or on a *functional* JAX env (``functional = True``; ``reset(key) -> state``
-with ``state["obs"]``; ``step(state, actions) -> (state, out)`` with ``out``
-holding ``obs, reward, terminated, truncated, final_obs``; auto-resetting),
-whose whole rollout then runs as one ``jax.lax.scan`` on the device.
+* a :class:`~mskbench.envs.protocols.VectorEnv` (NumPy worlds stepped from
+  Python, e.g. MuJoCo C), rollouts collected on the host;
+* a :class:`~mskbench.envs.protocols.BatchedEnv` (functional JAX), whose whole
+  rollout runs as one ``jax.lax.scan`` on the device; between rollouts the
+  env's bank of initial states is refreshed, and the iteration's log row says
+  how many resets there were and how many had to reuse a start.
 
 Actions are in [-1, 1] (the muscle interface maps them to excitations).
 The policy is a diagonal Gaussian with a state-independent log standard
@@ -38,7 +34,7 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -46,6 +42,8 @@ from typing import Any
 import numpy as np
 
 from mskbench._jax import require_jax
+from mskbench.agents.base import PolicyCheckpoint, normalize
+from mskbench.envs.protocols import BatchedEnv, VectorEnv
 
 log = logging.getLogger(__name__)
 
@@ -75,12 +73,15 @@ class PPOConfig:
     decoder_hidden: tuple[int, ...] = (512, 512, 512)
     latent_size: int = 60
     kl_weight: float = 1e-5
+    #: The encoder of the encoder–decoder policy reads the observation blocks whose names start with this.
+    encoder_blocks: str = "task/reference"
+    num_envs: int = 8  # Table XVI: 8 parallel environments
     seed: int = 0
 
     def __post_init__(self):
         if self.policy not in ("mlp", "encoder_decoder"):
             raise ValueError(f"policy must be 'mlp' or 'encoder_decoder', got {self.policy!r}")
-        for name in ("total_steps", "num_steps", "epochs", "minibatch_size", "latent_size"):
+        for name in ("total_steps", "num_steps", "epochs", "minibatch_size", "latent_size", "num_envs"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
         self.hidden = tuple(self.hidden)
@@ -122,10 +123,10 @@ class ObsSplit:
     proprio: np.ndarray
 
     @classmethod
-    def from_layout(cls, layout: dict[str, slice], obs_size: int) -> "ObsSplit":
-        ref = [np.arange(s.start, s.stop) for k, s in layout.items() if k.startswith("reference")]
+    def from_layout(cls, layout: Mapping[str, slice], obs_size: int, prefix: str = "task/reference") -> "ObsSplit":
+        ref = [np.arange(s.start, s.stop) for k, s in layout.items() if k.startswith(prefix)]
         if not ref:
-            raise ValueError("the encoder-decoder policy needs observation blocks named 'reference...'; "
+            raise ValueError(f"the encoder-decoder policy needs observation blocks named '{prefix}...'; "
                              f"this env has {list(layout)}")
         ref_idx = np.concatenate(ref)
         mask = np.ones(obs_size, bool)
@@ -175,15 +176,6 @@ def gaussian_logp(x, mean, log_std):
 
 
 # -- observation normalisation ---------------------------------------------------------------
-def normalize(obs, mean, std, clip: float | None, xp=np):
-    """``(obs − mean) / std``, clipped to ``±clip`` (unless None), as float32: every normalisation of
-    observations for a policy (training rollouts, evaluations, checkpoints) is this one."""
-    x = (obs - mean) / std
-    if clip is not None:
-        x = xp.clip(x, -clip, clip)
-    return x.astype(xp.float32)
-
-
 @dataclass
 class RunningNorm:
     """Running mean / variance of observations (parallel Welford updates)."""
@@ -345,12 +337,12 @@ class TrainState:
     history: list = field(default_factory=list)
 
 
-def train(env, cfg: PPOConfig, *, out_dir: str | Path | None = None, resume: bool = False,
-          eval_fn: Callable[[Callable], dict] | None = None, eval_every: int = 10,
+def train(env: VectorEnv | BatchedEnv, cfg: PPOConfig, *, out_dir: str | Path | None = None, resume: bool = False,
+          eval_fn: Callable[[Any], dict] | None = None, eval_every: int = 10,
           on_iteration: Callable[[dict], None] | None = None, time_limit_s: float | None = None) -> TrainState:
-    """Train with PPO on ``env``; checkpoints to ``out_dir`` after every iteration.
+    """Train with PPO on ``env`` (``cfg.num_envs`` worlds); checkpoints to ``out_dir`` after every iteration.
 
-    ``resume=True`` continues from ``out_dir/checkpoint.npz`` (same config).
+    ``resume=True`` continues from ``out_dir/checkpoint.npz`` (same config, same observation layout).
     ``eval_fn(policy)`` (policy: normalised-free ``obs -> action``) is called
     every ``eval_every`` iterations and after the last one; its dict goes into
     ``out_dir/eval_log.jsonl``. ``time_limit_s``: also stop after the first
@@ -362,14 +354,17 @@ def train(env, cfg: PPOConfig, *, out_dir: str | Path | None = None, resume: boo
         raise ValueError(f"time_limit_s must be > 0 seconds, got {time_limit_s}")
     started = time.perf_counter()
     jax, jnp = _jax()
-    split = ObsSplit.from_layout(env.obs_layout, env.obs_size) if cfg.policy == "encoder_decoder" else None
+    if env.num_envs != cfg.num_envs:
+        raise ValueError(f"the env has {env.num_envs} worlds, the config says num_envs={cfg.num_envs}")
+    split = ObsSplit.from_layout(env.obs_layout, env.obs_size, cfg.encoder_blocks) if cfg.policy == "encoder_decoder" \
+        else None
     act, value_fn, deterministic, update = make_functions(cfg, split)
     out = Path(out_dir) if out_dir is not None else None
     ckpt = out / "checkpoint.npz" if out is not None else None
     if resume:
         if ckpt is None or not ckpt.exists():
             raise FileNotFoundError(f"nothing to resume: {ckpt} does not exist")
-        state = load_checkpoint(ckpt, expect_config=cfg)
+        state = load_checkpoint(ckpt, expect_config=cfg, expect_layout=env.obs_layout)
     else:
         key = jax.random.PRNGKey(cfg.seed)
         key, k_init = jax.random.split(key)
@@ -379,15 +374,17 @@ def train(env, cfg: PPOConfig, *, out_dir: str | Path | None = None, resume: boo
         out.mkdir(parents=True, exist_ok=True)
         (out / "config.json").write_text(json.dumps(asdict(cfg), indent=2))
 
-    functional = bool(getattr(env, "functional", False))
-    collector = (_ScanCollector if functional else _HostCollector)(env, cfg, act, value_fn,
-                                                                     cfg.seed + state.iteration)
+    collector: _HostCollector | _ScanCollector
+    if isinstance(env, BatchedEnv):
+        collector = _ScanCollector(env, cfg, act, value_fn, cfg.seed + state.iteration)
+    else:
+        collector = _HostCollector(env, cfg, act, value_fn, cfg.seed + state.iteration)
     if state.iteration == 0:
         state.norm.update_moments(*collector.initial_moments())
     batch_steps = cfg.num_steps * env.num_envs
     while state.steps < cfg.total_steps:
         t0 = time.perf_counter()
-        data, moments, ep_returns, mean_reward = collector.collect(state)
+        data, moments, ep_returns, mean_reward, starts = collector.collect(state)
         state.norm.update_moments(*moments)  # statistics for the next iteration
         collect_s = time.perf_counter() - t0
         state.key, k = jax.random.split(state.key)
@@ -399,7 +396,7 @@ def train(env, cfg: PPOConfig, *, out_dir: str | Path | None = None, resume: boo
                "mean_reward": mean_reward,
                "episode_return": float(np.mean(ep_returns)) if ep_returns else None,
                "steps_per_s": batch_steps / wall, "collect_s": collect_s, "update_s": wall - collect_s,
-               **{k: float(v) for k, v in stats.items()}}
+               **starts, **{k: float(v) for k, v in stats.items()}}
         out_of_time = time_limit_s is not None and time.perf_counter() - started >= time_limit_s
         if out_of_time and state.steps < cfg.total_steps:
             row["stopped"] = "time_limit"
@@ -408,7 +405,7 @@ def train(env, cfg: PPOConfig, *, out_dir: str | Path | None = None, resume: boo
             row["eval"] = eval_fn(make_policy(state.params, state.norm, cfg, split, deterministic))
         state.history.append(row)
         if out is not None:
-            save_checkpoint(ckpt, state, cfg)
+            save_checkpoint(ckpt, state, cfg, env.obs_layout)
             with open(out / "eval_log.jsonl", "a") as f:
                 f.write(json.dumps(row) + "\n")
         if on_iteration is not None:
@@ -421,7 +418,7 @@ def train(env, cfg: PPOConfig, *, out_dir: str | Path | None = None, resume: boo
 class _HostCollector:
     """Rollouts from a vector env stepped from Python (MuJoCo C worlds, or any NumPy env)."""
 
-    def __init__(self, env, cfg: PPOConfig, act, value_fn, seed: int):
+    def __init__(self, env: VectorEnv, cfg: PPOConfig, act, value_fn, seed: int):
         self.env, self.cfg, self.act, self.value_fn = env, cfg, act, value_fn
         self.obs = env.reset(seed=seed)
 
@@ -441,7 +438,7 @@ class _HostCollector:
             raw_obs.append(obs)
             next_obs, reward, terminated, truncated, info = env.step(np.clip(action, -1.0, 1.0))
             done = np.logical_or(terminated, truncated)
-            final = info.get("final_obs", next_obs) if done.any() else next_obs
+            final = info["final_obs"] if done.any() else next_obs
             buf["obs"].append(nobs)
             buf["actions"].append(action)
             buf["logp"].append(np.asarray(logp))
@@ -450,7 +447,7 @@ class _HostCollector:
             buf["next_values"].append(np.asarray(self.value_fn(state.params, state.norm(final))))
             buf["terminated"].append(terminated.astype(np.float32))
             buf["done"].append(done.astype(np.float32))
-            ep_returns.extend(info.get("episode_returns", []))
+            ep_returns.extend(info["episode_returns"])
             obs = next_obs
         self.obs = obs
         roll = {k: np.asarray(v) for k, v in buf.items()}
@@ -460,14 +457,15 @@ class _HostCollector:
         data = {"obs": roll["obs"].reshape(n, -1), "actions": roll["actions"].reshape(n, -1),
                 "logp": roll["logp"].reshape(-1), "adv": adv.reshape(-1).astype(np.float32),
                 "returns": returns.reshape(-1).astype(np.float32)}
-        return data, _moments(np.asarray(raw_obs)), ep_returns, float(roll["rewards"].mean())
+        resets = int(roll["done"].sum())
+        return data, _moments(np.asarray(raw_obs)), ep_returns, float(roll["rewards"].mean()), {"resets": resets}
 
 
 class _ScanCollector:
-    """Rollouts from a functional JAX env (``reset(key)``, ``step(state, actions)``),
-    the whole rollout one ``jax.lax.scan`` on the device — the GPU path."""
+    """Rollouts from a batched JAX env, the whole rollout one ``jax.lax.scan`` on the device — the GPU
+    path. After each rollout the env's bank of initial states is refreshed (:meth:`BatchedEnv.refresh`)."""
 
-    def __init__(self, env, cfg: PPOConfig, act, value_fn, seed: int):
+    def __init__(self, env: BatchedEnv, cfg: PPOConfig, act, value_fn, seed: int):
         jax, jnp = _jax()
         self.env = env
         self.env_state = env.reset(jax.random.PRNGKey(seed))
@@ -479,16 +477,16 @@ class _ScanCollector:
 
             def one(carry, k):
                 env_state, ret = carry
-                raw = env_state["obs"]
+                raw = env_state.obs
                 nobs = norm(raw)
                 action, logp, value = act(params, nobs, k)
                 env_state, out = env.step(env_state, jnp.clip(action, -1.0, 1.0))
-                done = out["terminated"] | out["truncated"]
-                ret = ret + out["reward"]
+                done = out.terminated | out.truncated
+                ret = ret + out.reward
                 step = {"obs": nobs, "actions": action, "logp": logp, "values": value,
-                        "rewards": out["reward"].astype(jnp.float32),
-                        "next_values": value_fn(params, norm(out["final_obs"])),
-                        "terminated": out["terminated"].astype(jnp.float32), "done": done.astype(jnp.float32),
+                        "rewards": out.reward.astype(jnp.float32),
+                        "next_values": value_fn(params, norm(out.final_obs)),
+                        "terminated": out.terminated.astype(jnp.float32), "done": done.astype(jnp.float32),
                         "finished_return": jnp.where(done, ret, jnp.nan), "raw_sum": raw.sum(0),
                         "raw_sq": (raw.astype(jnp.float32) ** 2).sum(0)}
                 return (env_state, jnp.where(done, 0.0, ret)), step
@@ -509,7 +507,7 @@ class _ScanCollector:
         self._collect = jax.jit(collect)
 
     def initial_moments(self):
-        return _moments(np.asarray(self.env_state["obs"]))
+        return _moments(np.asarray(self.env_state.obs))
 
     def collect(self, state: "TrainState"):
         jax, jnp = _jax()
@@ -521,7 +519,9 @@ class _ScanCollector:
         mean = np.asarray(stats["raw_sum"], np.float64) / n
         var = np.maximum(np.asarray(stats["raw_sq"], np.float64) / n - mean**2, 0.0)
         finished = np.asarray(stats["finished_return"]).ravel()
-        return data, (mean, var, n), list(finished[np.isfinite(finished)]), float(stats["mean_reward"])
+        starts = {"resets": int(finished.size - np.isnan(finished).sum()), "starts_reused": int(self.env_state.reused)}
+        self.env_state = self.env.refresh(self.env_state)
+        return data, (mean, var, n), list(finished[np.isfinite(finished)]), float(stats["mean_reward"]), starts
 
 
 def _moments(batch: np.ndarray):
@@ -553,7 +553,7 @@ def make_policy(params, norm: RunningNorm, cfg: PPOConfig, split: ObsSplit | Non
         def act(self, obs):
             return self.act_normalized(self.normalize_observation(obs))
 
-        def reset(self):
+        def reset(self, seed=None):
             pass
 
     return DeterministicPolicy()
@@ -592,14 +592,31 @@ def _unflatten(flat: dict[str, np.ndarray]):
     return fix(root)
 
 
-def save_checkpoint(path: Path, state: TrainState, cfg: PPOConfig) -> None:
-    """Write atomically (temp file + rename): a kill never leaves a torn checkpoint."""
+def layout_json(layout: Mapping[str, slice]) -> str:
+    """An observation layout as JSON: block name -> [start, stop]."""
+    return json.dumps({k: [s.start, s.stop] for k, s in layout.items()})
+
+
+def check_layout(path, stored: str | None, layout: Mapping[str, slice], obs_size: int, trained_size: int) -> None:
+    """A clear error when a checkpoint's observations do not match the env's."""
+    if stored is not None and json.loads(stored) != json.loads(layout_json(layout)):
+        have, want = list(json.loads(stored)), list(layout)
+        raise ValueError(f"{path} was trained on observation blocks {have}; this task's are {want}")
+    if trained_size != obs_size:
+        raise ValueError(f"checkpoint {path} expects observations of size {trained_size}, the task has {obs_size}")
+
+
+def save_checkpoint(path: Path, state: TrainState, cfg: PPOConfig, layout: Mapping[str, slice] | None = None) -> None:
+    """Write atomically (temp file + rename): a kill never leaves a torn checkpoint. ``layout``
+    (the env's observation layout) is recorded, so evaluation and resume can check it."""
     flat = {f"params/{k}": v for k, v in _flatten(state.params).items()}
     flat.update({f"opt/{k}": v for k, v in _flatten(state.opt_state).items()})
     flat.update({"norm/mean": state.norm.mean, "norm/var": state.norm.var, "norm/count": np.array(state.norm.count),
                  "steps": np.array(state.steps), "iteration": np.array(state.iteration),
                  "key": np.asarray(state.key), "format_version": np.array(CHECKPOINT_VERSION),
                  "config": np.array(json.dumps(asdict(cfg)))})
+    if layout is not None:
+        flat["obs_layout"] = np.array(layout_json(layout))
     _savez_atomic(path, flat)
 
 
@@ -616,6 +633,10 @@ def _read_version(z, path) -> None:
         raise ValueError(f"{path}: checkpoint format {version}, this mskbench reads {CHECKPOINT_VERSION}")
 
 
+def _stored_layout(z) -> str | None:
+    return str(z["obs_layout"]) if "obs_layout" in z.files else None
+
+
 def _read_policy(z):
     """The parameters and the observation normalisation of an open checkpoint."""
     _, jnp = _jax()
@@ -623,7 +644,8 @@ def _read_policy(z):
     return params, RunningNorm(z["norm/mean"].copy(), z["norm/var"].copy(), float(z["norm/count"]))
 
 
-def load_checkpoint(path: str | Path, expect_config: PPOConfig | None = None) -> TrainState:
+def load_checkpoint(path: str | Path, expect_config: PPOConfig | None = None,
+                    expect_layout: Mapping[str, slice] | None = None) -> TrainState:
     _, jnp = _jax()
     with np.load(path, allow_pickle=False) as z:
         _read_version(z, path)
@@ -638,6 +660,9 @@ def load_checkpoint(path: str | Path, expect_config: PPOConfig | None = None) ->
                 raise ValueError(f"{path} was trained with a different config ({sorted(diff)}); "
                                  "resume with the same settings")
         params, norm = _read_policy(z)
+        if expect_layout is not None:
+            size = next(reversed(expect_layout.values())).stop
+            check_layout(path, _stored_layout(z), expect_layout, size, norm.mean.size)
         opt = _unflatten({k[len("opt/"):]: jnp.asarray(z[k]) for k in z.files if k.startswith("opt/")})
         return TrainState(params, opt, norm, int(z["steps"]), int(z["iteration"]), jnp.asarray(z["key"]))
 
@@ -662,21 +687,13 @@ def export_policy(src: str | Path, dst: str | Path) -> Path:
 
 
 def ppo_policy_checkpoint(path: str | Path, obs_layout: dict[str, slice], obs_size: int):
-    """This trainer's checkpoint (full or policy-only) as a :class:`~mskbench.agents.checkpoint.PolicyCheckpoint`."""
-    from mskbench.agents.checkpoint import PolicyCheckpoint
-
+    """This trainer's checkpoint (full or policy-only) as a :class:`~mskbench.agents.base.PolicyCheckpoint`."""
     with np.load(path, allow_pickle=False) as z:
         _read_version(z, path)
         cfg = PPOConfig(**json.loads(str(z["config"])))
         params, norm = _read_policy(z)
-    split = ObsSplit.from_layout(obs_layout, obs_size) if cfg.policy == "encoder_decoder" else None
+        check_layout(path, _stored_layout(z), obs_layout, obs_size, norm.mean.size)
+    split = ObsSplit.from_layout(obs_layout, obs_size, cfg.encoder_blocks) if cfg.policy == "encoder_decoder" else None
     return PolicyCheckpoint(Path(path), "mskbench-ppo", params, np.asarray(norm.mean, np.float64),
                             np.sqrt(np.asarray(norm.var, np.float64) + 1e-8), norm.clip,
                             make_functions(cfg, split)[2])
-
-
-def load_policy_checkpoint(path: str | Path, obs_layout: dict[str, slice], obs_size: int):
-    """A deterministic policy from a checkpoint of any trainer (for evaluation on any machine)."""
-    from mskbench.agents.checkpoint import load
-
-    return load(path, obs_layout, obs_size).host_policy()

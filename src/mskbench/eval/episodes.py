@@ -22,7 +22,9 @@ complete cycle, the record says ``{"absent": reason}`` — never a number.
 Observation noise (Eq. 5) lives in the policy's normalised space: when the
 policy has ``normalize_observation(obs)`` and ``act_normalized(x)`` the noise
 goes in between; otherwise the observation itself is taken as the normalised
-input (identity normalisation, as for the built-in policies).
+input (identity normalisation, as for the built-in policies;
+:func:`mskbench.policies.as_policy`). Every episode starts with
+``policy.reset(seed)``, so episode ``i`` of a run depends on its seed only.
 """
 
 from __future__ import annotations
@@ -33,13 +35,19 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from mskbench.body.myofullbody import RIGHT_HEEL
 from mskbench.envs.cpu_env import CONTACT_OVERFLOW, PHYSICS_UNSTABLE, MSKEnv
 from mskbench.metrics import activation_cost, joint_smoothness, recruitment
-from mskbench.policies import Policy
+from mskbench.policies import FullPolicy, Policy, as_policy
 
 #: Tasks whose episodes are gait cycles that an EMG reference can be compared with.
 GAIT_TASKS = ("Walk", "Run", "Stairs")
+#: The touch sensor whose rising edges are heel strikes (gait cycles for the EMG metric).
+HEEL_SENSOR = "r_foot"
+
+
+def heel_index(handles) -> int | None:
+    """Index of the right-heel sensor in ``StateView.touch``, or None for a body without one."""
+    return handles.touch_index(HEEL_SENSOR) if HEEL_SENSOR in handles.touch_names else None
 
 
 @dataclass
@@ -62,13 +70,10 @@ class EpisodeResult:
         return asdict(self)
 
 
-def _act(policy, obs, env: MSKEnv):
-    std = env.perturbation.observation_noise_std
-    if std == 0.0:
+def _act(policy: FullPolicy, obs, env: MSKEnv):
+    if env.perturbation.observation_noise_std == 0.0:
         return policy.act(obs)
-    if hasattr(policy, "normalize_observation") and hasattr(policy, "act_normalized"):
-        return policy.act_normalized(env.perturb_normalized_observation(policy.normalize_observation(obs)))
-    return policy.act(env.perturb_normalized_observation(obs))
+    return policy.act_normalized(env.perturb_normalized_observation(policy.normalize_observation(obs)))
 
 
 #: Terminations whose step carries no physical state (its activations and velocities are zeros).
@@ -144,20 +149,21 @@ def run_episode(env: MSKEnv, policy: Policy, seed: int,
     enables the EMG metric for gait tasks.
     """
     t0 = time.perf_counter()
+    full = as_policy(policy)
     obs, _ = env.reset(seed=seed)
-    if hasattr(policy, "reset"):
-        policy.reset()
+    full.reset(seed)
     if on_step is not None:
         on_step(env)
     h = env.handles
+    heel_adr = None if heel_index(h) is None else h.touch_adr[heel_index(h)]
     acts, qvels, heel = [], [], []
     total = 0.0
     while True:
-        obs, reward, terminated, truncated, info = env.step(_act(policy, obs, env))
+        obs, reward, terminated, truncated, info = env.step(_act(full, obs, env))
         total += reward
         acts.append(info["activation"])
         qvels.append(env.data.qvel[h.joint_dof].copy())
-        heel.append(env.data.sensordata[h.touch_adr[RIGHT_HEEL]])
+        heel.append(0.0 if heel_adr is None else env.data.sensordata[heel_adr])
         if on_step is not None:
             on_step(env)
         if terminated or truncated:

@@ -1,0 +1,95 @@
+"""What every ``mskbench`` command group shares: console, progress bars, durations, task lists."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from mskbench.catalog import suite_ids, task_id
+
+
+def make_console() -> Console:
+    return Console(stderr=False)
+
+
+def progress_bar(console: Console) -> Progress:
+    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                    TimeElapsedColumn(), console=console, transient=True, disable=not console.is_terminal)
+
+
+def task_list(task: str) -> list[str]:
+    """Task ids from 'all' (the 22 suite tasks), one id or a comma-separated list (case-insensitive)."""
+    if task.strip().lower() == "all":
+        return suite_ids()
+    names = []
+    for part in task.split(","):
+        try:
+            name = task_id(part.strip())
+        except ValueError as exc:
+            raise click.BadParameter(f"{exc} (or 'all')", param_hint="TASK") from None
+        if name not in names:
+            names.append(name)
+    return names
+
+
+class Duration(click.ParamType):
+    """A wall-clock duration in seconds: a number, optionally with s, m or h (``90``, ``90s``, ``3m``, ``1.5h``)."""
+
+    name = "duration"
+    units = {"s": 1.0, "m": 60.0, "h": 3600.0}
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            seconds = float(value)
+        else:
+            text = str(value).strip().lower()
+            scale = self.units.get(text[-1:])
+            try:
+                seconds = float(text[:-1] if scale else text) * (scale or 1.0)
+            except ValueError:
+                self.fail(f"{value!r} is not a duration: give seconds, or a number with s, m or h "
+                          f"(90, 90s, 3m, 1.5h)", param, ctx)
+        if not 0 < seconds < float("inf"):
+            self.fail(f"{value!r}: a duration must be positive and finite", param, ctx)
+        return seconds
+
+
+#: ``--time-limit`` of the training commands.
+TIME_LIMIT_HELP = ("Also stop after the first iteration that ends past this wall-clock time from the start of "
+                   "training, compilation included (90s, 3m, 1.5h): the policy it reached is evaluated and "
+                   "checkpointed, and --resume continues it.")
+
+
+def stop_note(state) -> str:
+    """' (stopped at the time limit)' when the last iteration of ``state`` was stopped by it."""
+    last = state.history[-1] if state.history else {}
+    return " (stopped at the time limit; --resume continues)" if last.get("stopped") == "time_limit" else ""
+
+
+def run_training(task, *, out_dir: Path, **kwargs):
+    """``mskbench.training.train`` with its errors as one-line command errors, progress printed per iteration."""
+    from mskbench.training import train
+
+    def report(row):
+        msg = (f"iter {row['iteration']} steps {row['steps']} reward/step {row['mean_reward']:.3f} "
+               f"{row['steps_per_s']:.0f} steps/s")
+        if "eval" in row:
+            msg += " | " + ", ".join(f"{k} {v:.3f}" for k, v in row["eval"].items() if isinstance(v, float))
+        click.echo(msg)
+
+    def start(settings):
+        cfg = settings["config"]
+        physics = f"{settings['backend']}" + (f", {settings['impl']}" if settings["impl"] else "")
+        click.echo(f"{settings['task']}: {settings['algo']}, {cfg['num_envs']} worlds ({physics}) on "
+                   f"{settings['device']}, {cfg['num_steps']}-step rollouts ({cfg['num_envs'] * cfg['num_steps']} "
+                   f"steps/iteration), evaluation on {settings['eval_env']} by {settings['metric']}")
+
+    try:
+        return train(task, out=out_dir, on_start=start, on_iteration=report, **kwargs)
+    except (ValueError, TypeError) as exc:
+        raise click.UsageError(str(exc)) from None
+    except (RuntimeError, MemoryError, FileExistsError, FileNotFoundError, ImportError) as exc:
+        raise click.ClickException(str(exc)) from None
