@@ -187,7 +187,7 @@ def test_sigkilled_sweep_resumes_without_losing_or_duplicating_units(tmp_path):
     with ResultsStore(clean) as store:
         assert _stable(store.records()) == _stable(resumed)
 
-    summary = json.loads(result.output)
+    summary = json.loads(result.stdout)
     assert set(summary["per_task"]) == {"Stand", "Reach"}
     assert 0.0 <= summary["average"] <= 100.0
 
@@ -218,7 +218,7 @@ def test_eval_cli_writes_records_and_summarises(tmp_path):
     args = ["eval", "--task", "stand", "--policy", "random", "--episodes", "2", "--store", str(store), "--json"]
     result = CliRunner().invoke(main, args)
     assert result.exit_code == 0, result.output
-    summary = json.loads(result.output)["Stand"]
+    summary = json.loads(result.stdout)["Stand"]
     assert summary["episodes"] == 2 and summary["success_rate"] == 0.0
     assert summary["emg"] == {"absent": "no EMG reference given"}
     assert sum(summary["recruitment_percent"].values()) == pytest.approx(100.0)
@@ -293,3 +293,177 @@ def test_eval_with_reference_warns_about_units_stored_without_one(tmp_path):
     bad.write_text("gait_cycle_pct,SO\n0,0.1\n")
     result = CliRunner().invoke(main, [*base, "--emg-reference", str(bad)])
     assert result.exit_code == 2 and "101" in result.output
+
+
+# -- bad arguments: one-line errors, nothing written -------------------------------------------
+def test_negative_seeds_are_refused_by_the_unit_builders():
+    from mskbench.eval.protocol import episode_seeds
+
+    for build in (lambda: episode_seeds(-1, 2), lambda: eval_units("m", ["Stand"], -1, 2),
+                  lambda: sweep_units("m", ["Stand"], -3, 1, ["action"])):
+        with pytest.raises(ValueError, match=r"seed must be >= 0 .*got -\d"):
+            build()
+    assert episode_seeds(0, 2) == [0, 1]
+
+
+@pytest.mark.parametrize("types", ["", ",", " , "])
+def test_sweep_without_perturbation_types_is_a_usage_error(tmp_path, types):
+    store = tmp_path / "e.db"
+    result = CliRunner().invoke(main, ["sweep", "--task", "Stand", "--types", types, "--episodes", "1",
+                                       "--store", str(store)])
+    assert result.exit_code == 2, result.output
+    assert "--types: no perturbation type given; valid types: action, observation, dynamics" in result.output
+    assert not store.exists()
+
+
+def test_sweep_types_collapse_duplicates():
+    from mskbench.eval.protocol import check_sweep_types
+
+    assert check_sweep_types(["dynamics", "action", "dynamics", "action"]) == ["dynamics", "action"]
+    assert len(sweep_units("m", ["Stand"], 0, 1, ["action", "action"])) == 5
+    with pytest.raises(ValueError, match="no perturbation type given; valid types: action, observation"):
+        sweep_units("m", ["Stand"], 0, 1, [])
+
+
+def _damaged(kind, path):
+    if kind == "random bytes":
+        return os.urandom(8192)
+    real = path.with_name("real.db")
+    with ResultsStore(real) as store:
+        for seed in range(20):
+            store.write(_record(seed=seed, emg={"absent": "x" * 2000}))
+    data = real.read_bytes()
+    assert len(data) > 8 * 4096
+    # Cut at a page boundary (SQLite finds it malformed), or by one byte (shorter than its header says).
+    return data[:len(data) // 2 // 4096 * 4096] if kind == "truncated" else data[:-1]
+
+
+@pytest.mark.parametrize("kind", ["random bytes", "truncated", "one byte short"])
+def test_a_damaged_store_is_refused_by_name_and_left_unchanged(tmp_path, kind):
+    path = tmp_path / "my results.db"
+    data = _damaged(kind, path)
+    path.write_bytes(data)
+    with pytest.raises(StoreError, match="my results.db"):
+        ResultsStore(path)
+    for args in (["eval", "--task", "Stand", "--episodes", "1"],
+                 ["sweep", "--task", "Stand", "--episodes", "1", "--types", "action"],
+                 ["leaderboard"]):
+        result = CliRunner().invoke(main, [*args, "--store", str(path)])
+        assert result.exit_code == 1, result.output
+        assert result.exception is not None and not isinstance(result.exception, StoreError)  # no traceback
+        (line,) = result.output.splitlines()
+        assert line.startswith(f"Error: results store {path} ")
+        assert "left unchanged: pass another store file" in line
+    assert path.read_bytes() == data
+    assert not list(tmp_path.glob("*-journal"))
+
+
+def test_reopening_a_store_does_not_write_to_it(tmp_path):
+    path = tmp_path / "r.db"
+    with ResultsStore(path) as store:
+        store.write(_record())
+    before = (path.read_bytes(), path.stat().st_mtime_ns)
+    with ResultsStore(path) as store:
+        assert len(store) == 1
+    assert (path.read_bytes(), path.stat().st_mtime_ns) == before
+
+
+def test_a_store_whose_last_write_was_killed_reopens_without_it(tmp_path):
+    """A kill inside a write leaves a hot journal; the read-only check cannot roll it back, the writer does."""
+    import shutil
+
+    path = tmp_path / "r.db"
+    with ResultsStore(path) as store:
+        store.write(_record())
+    killed = tmp_path / "killed.db"
+    con = sqlite3.connect(path)
+    con.execute("PRAGMA cache_size = 1")  # spill to the file (and journal) before the commit
+    con.execute("BEGIN")
+    for seed in range(1, 500):
+        con.execute("INSERT INTO episodes (method, task, perturbation, scale, seed, success, episode_return, "
+                    "length, termination, emg, created_at) VALUES ('m', 'Stand', 'none', 0, ?, 1, 1, 1, 'x', ?, 't')",
+                    (seed, "x" * 500))
+    shutil.copy(path, killed)
+    shutil.copy(f"{path}-journal", f"{killed}-journal")
+    con.rollback()
+    con.close()
+    with ResultsStore(killed) as store:
+        assert [r["seed"] for r in store.records()] == [0]
+    assert not os.path.exists(f"{killed}-journal")
+
+
+def test_ray_executor_without_ray_says_what_to_install_before_creating_the_store(tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "ray", None)  # import ray -> ImportError
+    store = tmp_path / "e.db"
+    result = CliRunner().invoke(main, ["eval", "--task", "Stand", "--episodes", "1", "--executor", "ray",
+                                       "--store", str(store)])
+    assert result.exit_code == 1, result.output
+    assert result.output.splitlines() == ["Error: the Ray executor needs Ray: pip install 'mskbench[ray]'"]
+    assert not store.exists()
+
+
+# -- workers die with the sweep -----------------------------------------------------------------
+def _proc_stat(pid) -> list[str] | None:
+    """Fields of /proc/PID/stat after the command name (state, ppid, ...); None when it is gone."""
+    try:
+        return open(f"/proc/{pid}/stat").read().rpartition(")")[2].split()
+    except OSError:
+        return None
+
+
+def _alive(pid) -> bool:
+    stat = _proc_stat(pid)
+    return stat is not None and stat[0] not in ("Z", "X")  # a zombie has exited (init may not reap it yet)
+
+
+def _children(pid) -> dict[int, str]:
+    """Live child processes of ``pid`` with their command lines."""
+    out = {}
+    for entry in os.listdir("/proc"):
+        stat = _proc_stat(entry) if entry.isdigit() else None
+        if stat is not None and int(stat[1]) == pid and _alive(entry):
+            try:
+                out[int(entry)] = open(f"/proc/{entry}/cmdline", "rb").read().replace(b"\0", b" ").decode()
+            except OSError:
+                pass
+    return out
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not os.path.exists("/proc/self/stat"), reason="finds the workers through Linux /proc")
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM], ids=["SIGKILL", "SIGTERM"])
+def test_sweep_workers_exit_when_the_sweep_is_killed(tmp_path, sig):
+    store = tmp_path / "k.db"
+    cmd = [sys.executable, "-m", "mskbench.cli", "sweep", "--task", "Stand", "--policy", "random",
+           "--types", "action", "--episodes", "4", "--workers", "2", "--store", str(store)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    workers, tracker = [], []
+    try:
+        deadline = time.time() + 120
+        while not (len(workers) == 2 and tracker and _count(store) >= 1):  # both workers at work
+            assert proc.poll() is None and time.time() < deadline, "the sweep ended before it could be killed"
+            time.sleep(0.05)
+            children = _children(proc.pid)
+            workers = [p for p, c in children.items() if "spawn_main" in c]
+            tracker = [p for p, c in children.items() if "resource_tracker" in c]
+        os.kill(proc.pid, sig)
+        proc.wait()
+        killed = time.monotonic()
+        while any(map(_alive, workers + tracker)) and time.monotonic() - killed < 10:
+            time.sleep(0.02)
+        left = [p for p in workers + tracker if _alive(p)]
+        assert not left, f"still running 10 s after the sweep was killed: {left}"
+        print(f"{sig.name}: workers and resource tracker gone {time.monotonic() - killed:.2f} s after the kill")
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        for pid in workers + tracker:
+            if _alive(pid):
+                os.kill(pid, signal.SIGKILL)
+
+
+def test_a_worker_whose_parent_died_before_it_started_exits():
+    # The parent pid the pool passes is not this process's parent any more: the worker ends at once.
+    code = "import time; from mskbench.eval.executors import _exit_with_parent; _exit_with_parent(-1); time.sleep(60)"
+    proc = subprocess.run([sys.executable, "-c", code], timeout=30)
+    assert proc.returncode == 1

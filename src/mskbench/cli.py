@@ -27,65 +27,15 @@ if "MUJOCO_GL" not in os.environ and not os.environ.get("DISPLAY") and ctypes.ut
     os.environ["MUJOCO_GL"] = "osmesa"
 
 import click  # noqa: E402
-from rich.console import Console  # noqa: E402
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn  # noqa: E402
 from rich.table import Table  # noqa: E402
+
+from mskbench._cli import (TIME_LIMIT_HELP, Duration, make_console, progress_bar, run_training,  # noqa: E402
+                           stop_note, task_list)
 
 log = logging.getLogger("mskbench")
 
 
-def _console() -> Console:
-    return Console(stderr=False)
-
-
-def _progress(console: Console) -> Progress:
-    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                    TimeElapsedColumn(), console=console, transient=True, disable=not console.is_terminal)
-
-
-def _task_list(task: str) -> list[str]:
-    """Task ids from 'all', one id or a comma-separated list (case-insensitive)."""
-    from mskbench.tasks import REGISTRY, resolve_name
-
-    if task.strip().lower() == "all":
-        return list(REGISTRY)
-    names = []
-    for part in task.split(","):
-        try:
-            name = resolve_name(part.strip())
-        except ValueError as exc:
-            raise click.BadParameter(f"{exc} (or 'all')", param_hint="TASK") from None
-        if name not in names:
-            names.append(name)
-    return names
-
-
-class Duration(click.ParamType):
-    """A wall-clock duration in seconds: a number, optionally with s, m or h (``90``, ``90s``, ``3m``, ``1.5h``)."""
-
-    name = "duration"
-    units = {"s": 1.0, "m": 60.0, "h": 3600.0}
-
-    def convert(self, value, param, ctx):
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            seconds = float(value)
-        else:
-            text = str(value).strip().lower()
-            scale = self.units.get(text[-1:])
-            try:
-                seconds = float(text[:-1] if scale else text) * (scale or 1.0)
-            except ValueError:
-                self.fail(f"{value!r} is not a duration: give seconds, or a number with s, m or h "
-                          f"(90, 90s, 3m, 1.5h)", param, ctx)
-        if not 0 < seconds < float("inf"):
-            self.fail(f"{value!r}: a duration must be positive and finite", param, ctx)
-        return seconds
-
-
-#: ``--time-limit`` of the training commands.
-TIME_LIMIT_HELP = ("Also stop after the first iteration that ends past this wall-clock time from the start of "
-                   "training, compilation included (90s, 3m, 1.5h): the policy it reached is evaluated and "
-                   "checkpointed, and --resume continues it.")
+from mskbench.agents import ALGORITHMS  # noqa: E402  (light: no JAX until something trains)
 
 
 def _policy_choice():
@@ -119,22 +69,29 @@ def main(verbose: bool) -> None:
 
 
 @main.command("tasks")
+@click.option("--options", "options_of", metavar="TASK", default=None,
+              help="List TASK's options (name, default, meaning) instead: what mskbench.tasks.make_task(TASK, ...) "
+                   "and gymnasium.make(..., task_kwargs={...}) take.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
-def tasks_cmd(as_json: bool) -> None:
-    """List the tasks with family, horizon and observation/action sizes."""
-    from mskbench.envs import MSKEnv
+def tasks_cmd(options_of: str | None, as_json: bool) -> None:
+    """List the tasks with family, horizon and observation/action sizes (the 22 suite tasks, then the others)."""
     from mskbench.tasks import REGISTRY
 
-    console = _console()
+    if options_of is not None:
+        _options_table(options_of, as_json)
+        return
+    from mskbench.envs import MSKEnv
+
+    console = make_console()
     rows = []
-    with _progress(console) as progress:
+    with progress_bar(console) as progress:
         job = progress.add_task("building environments", total=len(REGISTRY))
         for name, cls in REGISTRY.items():
             env = MSKEnv(name)
             rows.append({
                 "task": name,
                 "family": cls.family,
-                "horizon": cls.horizon,
+                "horizon": env.task.horizon,
                 "obs_size": int(env.observation_space.shape[0]),
                 "action_size": int(env.action_space.shape[0]),
                 "summary": cls.summary,
@@ -153,12 +110,35 @@ def tasks_cmd(as_json: bool) -> None:
     console.print(table)
 
 
+def _options_table(task: str, as_json: bool) -> None:
+    from mskbench.tasks import REGISTRY, resolve_name
+
+    try:
+        name = resolve_name(task)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--options") from None
+    options = REGISTRY[name].options()
+    if as_json:
+        click.echo(json.dumps({k: {"default": d, "doc": doc} for k, (d, doc) in options.items()}, indent=2,
+                              default=repr))
+        return
+    if not options:
+        click.echo(f"{name} has no options")
+        return
+    table = Table(title=f"{name} options (mskbench.tasks.make_task({name!r}, option=value, ...))")
+    for col in ("option", "default", "meaning"):
+        table.add_column(col, overflow="fold")
+    for key, (default, doc) in options.items():
+        table.add_row(key, repr(default), doc)
+    make_console().print(table)
+
+
 @main.command("run")
 @click.argument("task")
 @click.option("--policy", "policy_name", type=_policy_choice(), default="zero", show_default=True,
               help="Built-in policy.")
 @click.option("--episodes", type=click.IntRange(min=1), default=3, show_default=True)
-@click.option("--seed", type=int, default=0, show_default=True, help="Episode i uses seed+i.")
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="Episode i uses seed+i.")
 @click.option("--json", "as_json", is_flag=True, help="Print per-episode records as JSON lines.")
 def run_cmd(task: str, policy_name: str, episodes: int, seed: int, as_json: bool) -> None:
     """Roll out a built-in policy on TASK (a task id or 'all') and print per-episode results."""
@@ -166,10 +146,11 @@ def run_cmd(task: str, policy_name: str, episodes: int, seed: int, as_json: bool
     from mskbench.eval.episodes import run_episode
     from mskbench.policies import make_policy
 
-    names = _task_list(task)
-    console = _console()
+    names = task_list(task)
+    console = make_console()
     results = []
-    with _progress(console) as progress:
+    finished = _task_lines(console, {name: episodes for name in names})
+    with progress_bar(console) as progress:
         for name in names:
             env = MSKEnv(name)
             policy = make_policy(policy_name, env.action_space.shape[0], seed=seed)
@@ -181,6 +162,7 @@ def run_cmd(task: str, policy_name: str, episodes: int, seed: int, as_json: bool
                 progress.remove_task(steps)
                 results.append(result)
                 progress.advance(job)
+                finished(name, result.episode_return)
                 log.info("%s episode %d: return %.2f, %d steps", name, i, result.episode_return, result.length)
             env.close()
     if as_json:
@@ -200,7 +182,7 @@ def run_cmd(task: str, policy_name: str, episodes: int, seed: int, as_json: bool
         mean_len = sum(r.length for r in rs) / len(rs)
         table.add_row(f"[bold]{name}[/bold]", "mean", "", f"{mean_ret:.2f}", f"{mean_len:.1f}",
                       f"SR {sr:.0f}%", "", end_section=True)
-    console.print(table)
+    _print_table(table, console)
 
 
 DEFAULT_STORE = "mskbench-results.db"
@@ -226,7 +208,8 @@ def _protocol_options(f):
                           "or 'package.module:factory'."),
         click.option("--method", default=None, help="Method name in the store (default: the policy spec)."),
         click.option("--episodes", type=click.IntRange(min=1), default=50, show_default=True),
-        click.option("--seed", type=int, default=0, show_default=True, help="Episode i uses seed+i."),
+        click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
+                     help="Episode i uses seed+i."),
         click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True,
                      help="Worker processes (local) or CPUs for a local Ray instance."),
         click.option("--executor", type=click.Choice(EXECUTORS), default="local", show_default=True),
@@ -257,16 +240,22 @@ def _select_tasks(task: str, family: str | None) -> list[str]:
         if not names:
             raise click.UsageError(f"no {family} task is implemented yet")
         return names
-    return _task_list(task)
+    try:
+        return task_list(task)
+    except click.BadParameter as exc:
+        raise click.BadParameter(exc.message, param_hint="--task") from None
 
 
 def _run_protocol(units, policy_spec: str, store_path: Path, executor: str, workers: int,
                   address: str | None, emg_reference: str | None = None, backend: str = "cpu",
                   impl: str = "warp", batch_size: int = 1024) -> dict:
-    from mskbench.eval.executors import JobSpec, run_units
-    from mskbench.eval.protocol import check_policy_spec
-    from mskbench.eval.store import ResultsStore
+    from collections import Counter
 
+    from mskbench.eval.executors import JobSpec, check_executor, run_units
+    from mskbench.eval.protocol import check_policy_spec
+    from mskbench.eval.store import ResultsStore, StoreError
+
+    # Everything the arguments can get wrong is checked before the store is opened (or created).
     try:
         check_policy_spec(policy_spec)
         if backend == "jax":
@@ -275,21 +264,33 @@ def _run_protocol(units, policy_spec: str, store_path: Path, executor: str, work
             check_batched_policy(policy_spec)
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--policy") from None
-    console = _console()
-    with ResultsStore(store_path) as store, _progress(console) as progress:
-        todo = len(store.missing(units))
-        job = progress.add_task(f"{todo} episodes to run ({len(units) - todo} stored)", total=todo)
+    try:
+        if backend == "cpu":
+            check_executor(executor)
+        store = ResultsStore(store_path)
+    except (RuntimeError, StoreError) as exc:  # no Ray; a file that is not a results store
+        raise click.ClickException(str(exc)) from None
+    console = make_console()
+    with store, progress_bar(console) as progress:
+        todo = store.missing(units)
+        job = progress.add_task(f"{len(todo)} episodes to run ({len(units) - len(todo)} stored)", total=len(todo))
+        finished = _task_lines(console, Counter(u.task for u in todo))
+
+        def on_record(record: dict) -> None:
+            progress.advance(job)
+            finished(record["task"], record["episode_return"])
+
         if backend == "jax":
             from mskbench.eval.batched import run_units_batched
 
             try:
                 counts = run_units_batched(units, JobSpec(policy_spec, emg_reference), store, impl=impl,
-                                           batch_size=batch_size, progress=lambda r: progress.advance(job))
+                                           batch_size=batch_size, progress=on_record)
             except (RuntimeError, MemoryError) as exc:  # no JAX / MJX / Warp, or a batch too large
                 raise click.ClickException(str(exc)) from None
         else:
             counts = run_units(store, units, JobSpec(policy_spec, emg_reference), executor=executor,
-                               workers=workers, address=address, on_record=lambda r: progress.advance(job))
+                               workers=workers, address=address, on_record=on_record)
         keys = {u.key for u in units}
         records = [r for r in store.records(method=units[0].method)
                    if (r["method"], r["task"], r["perturbation"], float(r["scale"]), int(r["seed"])) in keys]
@@ -341,12 +342,38 @@ def eval_cmd(task, family, policy_spec, method, episodes, seed, workers, executo
         table.add_row(name, f"{s['success_rate']:.1f}", f"{s['return_mean']:.2f}", f"{s['length_mean']:.1f}",
                       _fmt(s["activation_cost"], ".4f"), _fmt(s["smoothness"], ".2f"), emg_txt,
                       ", ".join(f"{k} {v}" for k, v in s["terminations"].items()))
-    _console().print(table)
+    _print_table(table)
     click.echo(f"records in {store_path}")
 
 
 def _fmt(x, spec: str) -> str:
     return "—" if x is None else format(x, spec)
+
+
+def _print_table(table: Table, console=None) -> None:
+    """Print ``table`` with no cell cut short: folded on a narrow terminal, at its full width when piped."""
+    console = console or make_console()
+    for column in table.columns:
+        column.overflow = "fold"
+    if not console.is_terminal:
+        unbounded = console.options.update_width(2**16)
+        console.width = max(console.width, console.measure(table, options=unbounded).maximum)
+    console.print(table)
+
+
+def _task_lines(console, episodes: dict[str, int]):
+    """A callback ``(task, episode_return)`` that prints one plain line on stderr when the last of a
+    task's ``episodes[task]`` episodes is done, when stdout is not a terminal (no progress bar then)."""
+    returns: dict[str, list[float]] = {}
+
+    def finished(task: str, episode_return: float) -> None:
+        rs = returns.setdefault(task, [])
+        rs.append(episode_return)
+        if not console.is_terminal and len(rs) == episodes[task]:
+            click.echo(f"{task}: {len(rs)} episode{'s' * (len(rs) != 1)}, mean return {sum(rs) / len(rs):.2f}",
+                       err=True)
+
+    return finished
 
 
 @main.command("sweep")
@@ -362,15 +389,15 @@ def sweep_cmd(task, family, policy_spec, method, episodes, seed, workers, execut
     and averages equally over tasks and types. A killed sweep resumes where it
     stopped when run again with the same arguments.
     """
-    from mskbench.eval.protocol import sweep_units
+    from mskbench.eval.protocol import check_sweep_types, sweep_units
     from mskbench.eval.summary import summarize_sweep
 
-    kinds = [t.strip() for t in types.split(",") if t.strip()]
-    names = _select_tasks(task, family)
     try:
-        units = sweep_units(method or policy_spec, names, seed, episodes, kinds)
+        kinds = check_sweep_types(t.strip() for t in types.split(",") if t.strip())
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--types") from None
+    names = _select_tasks(task, family)
+    units = sweep_units(method or policy_spec, names, seed, episodes, kinds)
     out = _run_protocol(units, policy_spec, store_path, executor, workers, address, backend=backend, impl=impl,
                         batch_size=batch_size)
     summary = summarize_sweep(out["records"])
@@ -385,7 +412,7 @@ def sweep_cmd(task, family, policy_spec, method, episodes, seed, workers, execut
         table.add_row(name, *[_fmt(summary["per_task"][name].get(k), ".2f") for k in kinds])
     table.add_row("[bold]mean over tasks[/bold]", *[_fmt(summary["per_type"].get(k), ".2f") for k in kinds],
                   end_section=True)
-    _console().print(table)
+    _print_table(table)
     click.echo(f"average over tasks and types: {_fmt(summary['average'], '.2f')}  (records in {store_path})")
 
 
@@ -403,6 +430,7 @@ def leaderboard_cmd(store_path, csv_paths, as_json):
     """
     from mskbench.eval.leaderboard import (compute_leaderboard, family_task_counts, format_leaderboard,
                                            read_results_csv)
+    from mskbench.eval.store import StoreError
     from mskbench.eval.summary import rows_from_store
 
     rows = []
@@ -417,7 +445,10 @@ def leaderboard_cmd(store_path, csv_paths, as_json):
         if not store_path.exists():
             raise click.UsageError(f"results store {store_path} does not exist; run 'mskbench eval' or "
                                    "'mskbench sweep' first, or pass --from results.csv")
-        rows.extend(rows_from_store(store_path))
+        try:
+            rows.extend(rows_from_store(store_path))
+        except StoreError as exc:
+            raise click.ClickException(str(exc)) from None
     if not rows:
         raise click.UsageError("no results to rank")
     try:
@@ -427,15 +458,32 @@ def leaderboard_cmd(store_path, csv_paths, as_json):
     if as_json:
         click.echo(json.dumps(board, indent=2))
         return
-    _console().print(format_leaderboard(board, family_task_counts(rows)))
+    _print_table(format_leaderboard(board, family_task_counts(rows)))
+
+
+def _settings(pairs: tuple[str, ...]) -> dict:
+    """``--set KEY=VALUE`` pairs as hyper-parameters (values read as JSON, else kept as text)."""
+    out = {}
+    for pair in pairs:
+        key, sep, text = pair.partition("=")
+        if not sep or not key.strip():
+            raise click.BadParameter(f"{pair!r} is not KEY=VALUE", param_hint="--set")
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError:
+            value = text
+        out[key.strip()] = tuple(value) if isinstance(value, list) else value
+    return out
 
 
 @main.command("train")
 @click.argument("task")
+@click.option("--algo", type=click.Choice(list(ALGORITHMS)), default="ppo", show_default=True,
+              help="Training algorithm (mskbench.agents.ALGORITHMS).")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), required=True,
-              help="Run directory: checkpoint.npz (latest), best.npz (highest evaluation return), logs.")
-@click.option("--steps", type=click.IntRange(min=1), default=200_000_000, show_default=True,
-              help="Environment steps (Table XVI: 2e8).")
+              help="Run directory: run.json, checkpoint.npz (latest), best.npz (best evaluation), eval_log.jsonl.")
+@click.option("--steps", type=click.IntRange(min=1), default=None,
+              help="Environment steps [default: Table XVI's 2e8].")
 @click.option("--backend", type=click.Choice(["cpu", "jax"]), default="cpu", show_default=True,
               help="cpu: MuJoCo C worlds stepped from Python; jax: the batched JAX env "
                    "(mskbench.jax_env), the whole rollout on the device.")
@@ -446,13 +494,15 @@ def leaderboard_cmd(store_path, csv_paths, as_json):
               help="Parallel worlds [default: 8 (cpu), 4096 (jax)].")
 @click.option("--rollout", type=click.IntRange(min=1), default=None,
               help="Steps per environment per PPO iteration [default: 2048 (cpu), 64 (jax)].")
-@click.option("--hidden", type=click.IntRange(min=1), default=1024, show_default=True,
-              help="Width of the 2-layer actor and critic.")
+@click.option("--hidden", type=click.IntRange(min=1), default=None,
+              help="Width of the 2-layer actor and critic [default: 1024].")
 @click.option("--minibatch", type=click.IntRange(min=1), default=None,
               help="[default: 256 (cpu); jax: rollout x num-envs / 64, at least 256, i.e. as many gradient "
                    "steps per epoch as Table XVI's 2048 x 8 / 256]")
-@click.option("--epochs", type=click.IntRange(min=1), default=10, show_default=True)
-@click.option("--learning-rate", type=float, default=3e-4, show_default=True)
+@click.option("--epochs", type=click.IntRange(min=1), default=None, help="[default: 10]")
+@click.option("--learning-rate", type=float, default=None, help="[default: 3e-4]")
+@click.option("--set", "extra", multiple=True, metavar="KEY=VALUE",
+              help="Any other hyper-parameter of the algorithm (repeatable), e.g. --set gamma=0.98.")
 @click.option("--eval-every-steps", type=click.IntRange(min=1), default=None,
               help="[default: 500000 (cpu), 5000000 (jax)]")
 @click.option("--eval-episodes", type=click.IntRange(min=1), default=10, show_default=True)
@@ -460,13 +510,13 @@ def leaderboard_cmd(store_path, csv_paths, as_json):
               help="Where the periodic evaluation runs [default: the backend's]: cpu = the protocol's "
                    "MuJoCo C env, episode by episode; jax = the training env's physics, one world per episode, "
                    "batched on the device (--backend jax only).")
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True)
 @click.option("--resume", is_flag=True, help="Continue the run in --out.")
 @click.option("--time-limit", type=Duration(), default=None, help=TIME_LIMIT_HELP)
-def train_cmd(task, out_dir, steps, backend, impl, num_envs, rollout, hidden, minibatch, epochs, learning_rate,
-              eval_every_steps, eval_episodes, eval_env, seed, resume, time_limit):
-    """Train PPO on TASK (Table XVI defaults: 2x1024 MLPs, lr 3e-4, batch 256, 2048 steps x 8 envs,
-    10 epochs; best checkpoint by mean deterministic evaluation return).
+def train_cmd(task, algo, out_dir, steps, backend, impl, num_envs, rollout, hidden, minibatch, epochs, learning_rate,
+              extra, eval_every_steps, eval_episodes, eval_env, seed, resume, time_limit):
+    """Train an algorithm on TASK (PPO: Table XVI defaults, 2x1024 MLPs, lr 3e-4, batch 256, 2048 steps x 8
+    envs, 10 epochs; best checkpoint by mean deterministic evaluation return).
 
     --backend jax trains the same networks on the batched JAX env (GPU: --impl warp) and writes the
     same checkpoints. Its periodic evaluation (--eval-env jax) runs the deterministic policy on
@@ -476,80 +526,23 @@ def train_cmd(task, out_dir, steps, backend, impl, num_envs, rollout, hidden, mi
     with, what mskbench eval reports. --eval-env cpu evaluates in the protocol env itself (exact,
     but one episode at a time on the host).
 
-    Evaluate the result with the shared protocol: mskbench eval --task TASK --policy OUT.
+    The same run from Python: mskbench.train(TASK, algo=..., backend=..., out=...). Evaluate the
+    result with the shared protocol: mskbench eval --task TASK --policy OUT.
     """
-    from mskbench.agents.checkpoint import BestCheckpoint
-    from mskbench.agents.ppo import PPOConfig, train
-    from mskbench.envs import MSKEnv
-    from mskbench.envs.vector import MSKVectorEnv
-    from mskbench.eval.episodes import run_episode
-
-    name = _task_list(task)
-    if len(name) != 1:
+    names = task_list(task)
+    if len(names) != 1:
         raise click.BadParameter("train takes one task", param_hint="TASK")
-    name = name[0]
-    try:
-        import jax
-    except ImportError:
-        raise click.ClickException("training needs JAX: pip install 'mskbench[gpu]' (CPU JAX works)") from None
-    on_jax = backend == "jax"
-    if not on_jax and impl is not None:
-        raise click.UsageError("--impl chooses the physics of --backend jax")
-    if not on_jax and eval_env == "jax":
-        raise click.UsageError("--eval-env jax needs --backend jax")
-    impl = impl or "warp"
-    eval_env = eval_env or backend
-    num_envs = num_envs or (4096 if on_jax else 8)
-    rollout = rollout or (64 if on_jax else 2048)
-    minibatch = minibatch or (max(256, rollout * num_envs // 64) if on_jax else 256)
-    eval_every_steps = eval_every_steps or (5_000_000 if on_jax else 500_000)
-    seeds = [10_000 + i for i in range(eval_episodes)]
-    if on_jax:
-        from mskbench.agents.jax_eval import BatchedEvaluator
-        from mskbench.envs.jax_env import TaskJaxEnv
-
-        try:
-            env = TaskJaxEnv(name, num_envs, impl=impl, seed=seed)
-        except (RuntimeError, ImportError, MemoryError) as exc:
-            raise click.ClickException(f"cannot build the {impl!r} JAX env: {exc}") from None
-        click.echo(f"{name}: {num_envs} worlds ({impl}) on {jax.devices()[0]}, {rollout}-step rollouts "
-                   f"({rollout * num_envs} steps/iteration), minibatch {minibatch}, eval on {eval_env}")
-    else:
-        env = MSKVectorEnv(name, num_envs=num_envs)
-    if eval_env == "jax":  # its own worlds (one per episode; MuJoCo Warp sizes its buffers by the batch)
-        evaluate = BatchedEvaluator(TaskJaxEnv(name, eval_episodes, impl=impl, init_bank=1), seeds)
-    else:
-        protocol_env = MSKEnv(name)
-
-        def evaluate(policy):
-            results = [run_episode(protocol_env, policy, s) for s in seeds]
-            return {"mean_return": sum(r.episode_return for r in results) / len(results),
-                    "success_rate": 100.0 * sum(r.success for r in results) / len(results)}
-    cfg = PPOConfig(total_steps=steps, num_steps=rollout, epochs=epochs, minibatch_size=minibatch,
-                    learning_rate=learning_rate, hidden=(hidden, hidden), value_hidden=(hidden, hidden), seed=seed)
-    every = max(1, round(eval_every_steps / (rollout * num_envs)))
-    best = BestCheckpoint(out_dir, "best_return.json", "mean_return", resume=resume)
-
-    def report(row):
-        msg = f"iter {row['iteration']} steps {row['steps']} reward/step {row['mean_reward']:.3f} " \
-              f"{row['steps_per_s']:.0f} steps/s"
-        if "eval" in row:
-            ev = row["eval"]
-            msg += f" | eval return {ev['mean_return']:.2f} SR {ev['success_rate']:.0f}%"
-            best.offer(ev["mean_return"], steps=row["steps"])
-        click.echo(msg)
-
-    state = train(env, cfg, out_dir=out_dir, resume=resume, eval_fn=evaluate, eval_every=every, on_iteration=report,
-                  time_limit_s=time_limit)
-    if not on_jax:
-        env.close()
-    click.echo(f"trained {state.steps} steps{stop_note(state)}; checkpoints in {out_dir}")
-
-
-def stop_note(state) -> str:
-    """' (stopped at the time limit)' when the last iteration of ``state`` was stopped by it."""
-    last = state.history[-1] if state.history else {}
-    return " (stopped at the time limit; --resume continues)" if last.get("stopped") == "time_limit" else ""
+    config = _settings(extra)
+    for key, value in (("num_envs", num_envs), ("num_steps", rollout), ("minibatch_size", minibatch),
+                       ("epochs", epochs), ("learning_rate", learning_rate)):
+        if value is not None:
+            config[key] = value
+    if hidden is not None:
+        config.update(hidden=(hidden, hidden), value_hidden=(hidden, hidden))
+    run = run_training(names[0], out_dir=out_dir, algo=algo, backend=backend, impl=impl, steps=steps, seed=seed,
+                       resume=resume, time_limit_s=time_limit, eval_episodes=eval_episodes,
+                       eval_every_steps=eval_every_steps, eval_env=eval_env, **config)
+    click.echo(f"trained {run.steps} steps{stop_note(run)}; checkpoints in {out_dir}")
 
 
 @main.command("export-policy")
@@ -618,13 +611,13 @@ def render_cmd(task: str, policy_name: str, out: Path, seed: int, steps: int | N
         import imageio.v2 as imageio
     except ImportError:
         raise click.ClickException("rendering needs imageio: pip install 'mskbench[render]'") from None
-    names = _task_list(task)
+    names = task_list(task)
     if len(names) != 1:
         raise click.BadParameter("render takes one task, not 'all'", param_hint="TASK")
     from mskbench.envs import MSKEnv
     from mskbench.policies import make_policy
 
-    console = _console()
+    console = make_console()
     env = MSKEnv(names[0], render_mode="rgb_array", width=width, height=height)
     policy = make_policy(policy_name, env.action_space.shape[0], seed=seed)
     n = steps or env.task.horizon
@@ -632,7 +625,7 @@ def render_cmd(task: str, policy_name: str, out: Path, seed: int, steps: int | N
     try:
         obs, _ = env.reset(seed=seed)
         frames.append(env.render())
-        with _progress(console) as progress:
+        with progress_bar(console) as progress:
             job = progress.add_task(f"rendering {names[0]}", total=n)
             for _ in range(n):
                 obs, _, terminated, truncated, _ = env.step(policy.act(obs))

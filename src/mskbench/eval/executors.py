@@ -9,8 +9,12 @@ resumes from the store.
 
 from __future__ import annotations
 
+import ctypes
 import logging
 import os
+import signal
+import threading
+import time
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass
@@ -19,6 +23,7 @@ from mskbench.eval.protocol import Unit, checkpoint_path, load_policy, perturbat
 
 log = logging.getLogger(__name__)
 EXECUTORS = ("local", "ray")
+_PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 
 
 @dataclass(frozen=True)
@@ -79,9 +84,27 @@ def execute_unit(unit: Unit, spec: JobSpec) -> dict:
     return record
 
 
-def _worker_init() -> None:
+def _worker_init(parent: int) -> None:
     # One BLAS / OpenMP thread per worker: the workers are the parallelism.
     os.environ.setdefault("OMP_NUM_THREADS", "1")
+    _exit_with_parent(parent)
+
+
+def _exit_with_parent(parent: int) -> None:
+    """End this worker when process ``parent`` dies (kill -9 or SIGTERM of a sweep), instead of
+    running on re-parented to init: Linux sends SIGTERM at once (``PR_SET_PDEATHSIG``); a thread
+    polling ``getppid()`` every second covers other systems and a parent that died before that."""
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, int(signal.SIGTERM))
+    except (OSError, AttributeError):  # not Linux
+        pass
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(1.0)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="exit-with-parent", daemon=True).start()
 
 
 # -- executors -------------------------------------------------------------------------
@@ -96,7 +119,8 @@ def run_local(units: list[Unit], spec: JobSpec, workers: int) -> Iterator[dict]:
     import multiprocessing as mp
 
     ctx = mp.get_context("spawn")  # safe with threads in the parent (JAX, BLAS)
-    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_worker_init) as pool:
+    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_worker_init,
+                             initargs=(os.getpid(),)) as pool:
         # Keep a bounded number in flight so a kill loses little and memory stays flat.
         pending = {}
         queue = iter(units)
@@ -114,13 +138,27 @@ def run_local(units: list[Unit], spec: JobSpec, workers: int) -> Iterator[dict]:
                     pending[pool.submit(execute_unit, nxt, spec)] = nxt
 
 
-def run_ray(units: list[Unit], spec: JobSpec, address: str | None = None,
-            num_cpus: int | None = None) -> Iterator[dict]:
-    """Yield records as units finish on a Ray cluster (``address``) or a local Ray instance."""
+def _import_ray():
     try:
         import ray
     except ImportError:
         raise RuntimeError("the Ray executor needs Ray: pip install 'mskbench[ray]'") from None
+    return ray
+
+
+def check_executor(name: str) -> str:
+    """``name`` if that executor can run here; errors name the valid ones or what to install."""
+    if name not in EXECUTORS:
+        raise ValueError(f"unknown executor {name!r}; valid executors: {', '.join(EXECUTORS)}")
+    if name == "ray":
+        _import_ray()
+    return name
+
+
+def run_ray(units: list[Unit], spec: JobSpec, address: str | None = None,
+            num_cpus: int | None = None) -> Iterator[dict]:
+    """Yield records as units finish on a Ray cluster (``address``) or a local Ray instance."""
+    ray = _import_ray()
     started = False
     if not ray.is_initialized():
         kwargs = {"include_dashboard": False, "log_to_driver": False}
@@ -148,8 +186,7 @@ def run_units(store, units: Iterable[Unit], spec: JobSpec, executor: str = "loca
 
     Returns counts: ``{"planned", "skipped", "written"}``.
     """
-    if executor not in EXECUTORS:
-        raise ValueError(f"unknown executor {executor!r}; valid executors: {', '.join(EXECUTORS)}")
+    check_executor(executor)
     units = sorted(set(units))
     todo = store.missing(units)
     log.info("%d units planned, %d already stored, %d to run", len(units), len(units) - len(todo), len(todo))

@@ -56,6 +56,18 @@ def check_perturbation_type(name: str) -> str:
     return name
 
 
+def check_sweep_types(types: Iterable[str]) -> list[str]:
+    """The perturbation types of a sweep, duplicates dropped; at least one, each a valid one."""
+    types = list(dict.fromkeys(types))
+    valid = f"valid types: {', '.join(PERTURBATION_TYPES)}"
+    if not types:
+        raise ValueError(f"no perturbation type given; {valid}")
+    for kind in types:
+        if kind not in PERTURBATION_TYPES:
+            raise ValueError(f"unknown perturbation type {kind!r}; {valid}")
+    return types
+
+
 def perturbation_for(kind: str, scale: float) -> Perturbation:
     """The env perturbation of a protocol setting."""
     check_perturbation_type(kind)
@@ -70,6 +82,8 @@ def perturbation_for(kind: str, scale: float) -> Perturbation:
 
 def episode_seeds(seed: int, episodes: int) -> list[int]:
     """Seeds of ``episodes`` evaluation episodes starting at ``seed``."""
+    if seed < 0:
+        raise ValueError(f"seed must be >= 0 (gymnasium's rule), got {seed}")
     if episodes < 1:
         raise ValueError(f"episodes must be >= 1, got {episodes}")
     return [seed + i for i in range(episodes)]
@@ -83,10 +97,7 @@ def eval_units(method: str, tasks: Iterable[str], seed: int, episodes: int) -> l
 def sweep_units(method: str, tasks: Iterable[str], seed: int, episodes: int,
                 types: Iterable[str] = PERTURBATION_TYPES) -> list[Unit]:
     """Units of the robustness sweeps: every task × type × scale × episode."""
-    types = list(types)
-    for kind in types:
-        if kind not in PERTURBATION_TYPES:
-            raise ValueError(f"unknown perturbation type {kind!r}; valid types: {', '.join(PERTURBATION_TYPES)}")
+    types = check_sweep_types(types)
     return [Unit(method, t, kind, scale, s)
             for t in tasks for kind in types for scale in SCALES[kind] for s in episode_seeds(seed, episodes)]
 
@@ -112,9 +123,9 @@ def load_policy(spec: str, env, seed: int):
         return make_policy(spec, env.action_space.shape[0], seed=seed)
     ckpt = checkpoint_path(spec)
     if ckpt is not None:
-        from mskbench.agents.ppo import load_policy_checkpoint
+        from mskbench.agents.checkpoint import load_policy
 
-        return load_policy_checkpoint(ckpt, env.obs_layout, env.observation_space.shape[0])
+        return load_policy(ckpt, env.obs_layout, env.observation_space.shape[0])
     factory = resolve_factory(spec)
     available = {"task": env.task.name, "observation_space": env.observation_space,
                  "action_space": env.action_space, "obs_layout": env.obs_layout, "seed": seed}

@@ -37,6 +37,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Iterable, Iterator
+from contextlib import closing
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -77,26 +78,68 @@ class StoreError(RuntimeError):
 
 
 class ResultsStore:
-    """Open (creating if needed) a results store at ``path``."""
+    """Open (creating if needed) a results store at ``path``.
+
+    An existing file is checked read-only first: one that is not an intact store this
+    version reads raises :class:`StoreError` naming it, and is left untouched.
+    """
 
     def __init__(self, path: str | Path):
         self.path = Path(path)
-        if self.path.exists() and self.path.is_dir():
+        if self.path.is_dir():
             raise StoreError(f"results store path {self.path} is a directory; give a file path")
+        state = None
+        if self.path.exists():
+            with closing(sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True, timeout=60.0)) as ro:
+                state = self._inspect(ro)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._conn = sqlite3.connect(str(self.path), timeout=60.0)
-        version = self._conn.execute("PRAGMA user_version").fetchone()[0]
+        try:
+            # None: a new file, or one whose last write a kill interrupted (rolled back by opening it here).
+            state = state or self._inspect(self._conn)
+            if state != (SCHEMA_VERSION, {"meta", "episodes"}):  # new or empty: create the schema
+                with self._conn:
+                    self._conn.executescript(_DDL)
+                    self._conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+                    self._conn.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)",
+                                       (str(SCHEMA_VERSION),))
+        except Exception:
+            self._conn.close()
+            raise
+
+    def _inspect(self, conn: sqlite3.Connection) -> tuple[int, set[str]] | None:
+        """``(schema version, tables)`` of the file behind ``conn``, once it is known to be intact and a
+        store this version reads (else StoreError). None when a read-only ``conn`` cannot read it
+        because a killed writer left a transaction that only a writer can roll back."""
+        def refuse(problem: str) -> StoreError:
+            return StoreError(f"results store {self.path} {problem}; the file was left unchanged: "
+                              "pass another store file, or move this one away")
+
+        try:
+            conn.execute("BEGIN")  # one read transaction: no writer commits in between
+            try:
+                problems = [r[0] for r in conn.execute("PRAGMA quick_check")]
+                version = conn.execute("PRAGMA user_version").fetchone()[0]
+                tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+                expected = conn.execute("PRAGMA page_count").fetchone()[0] * \
+                    conn.execute("PRAGMA page_size").fetchone()[0]
+                size = self.path.stat().st_size
+            finally:
+                conn.rollback()
+        except sqlite3.DatabaseError as exc:
+            if getattr(exc, "sqlite_errorname", None) == "SQLITE_READONLY_ROLLBACK":
+                return None
+            raise refuse(f"is not an intact SQLite database ({exc})") from None
+        if problems != ["ok"]:
+            raise refuse(f"is not an intact SQLite database ({problems[0]})")
+        if size != expected:
+            raise refuse(f"is truncated ({size} bytes; its header says {expected})")
         if version > SCHEMA_VERSION:
             raise StoreError(f"{self.path} has schema version {version}; this mskbench reads up to "
                              f"{SCHEMA_VERSION} — upgrade mskbench")
-        tables = {r[0] for r in self._conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-        if version == 0 and tables - {"meta", "episodes"}:
-            raise StoreError(f"{self.path} is an SQLite file but not an mskbench results store "
-                             f"(tables: {sorted(tables)})")
-        with self._conn:
-            self._conn.executescript(_DDL)
-            self._conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-            self._conn.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+        if tables - {"meta", "episodes"}:
+            raise refuse(f"is an SQLite file but not an mskbench results store (tables: {sorted(tables)})")
+        return version, tables
 
     def close(self) -> None:
         self._conn.close()
