@@ -39,12 +39,12 @@ def main() -> None:
     t0 = time.perf_counter()
     state = env.reset(jax.random.PRNGKey(0))
     state, out = env.step(state, actions)
-    jax.block_until_ready(out["reward"])
+    jax.block_until_ready(out.reward)
     first_s = time.perf_counter() - t0
     t0 = time.perf_counter()
     for _ in range(args.steps):
         state, out = env.step(state, actions)
-    jax.block_until_ready(out["reward"])
+    jax.block_until_ready(out.reward)
     run_s = time.perf_counter() - t0
     row = {"task": args.task, "impl": args.impl, "num_envs": args.num_envs, "device": str(jax.devices()[0]),
            "cpu_cores": os.cpu_count(), "build_s": round(build_s, 2), "compile_and_first_step_s": round(first_s, 2),

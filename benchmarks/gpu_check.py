@@ -125,7 +125,7 @@ def stage_env(p: dict) -> None:
             def one(s, k):
                 a = jax.random.uniform(k, (n, env.action_size), minval=-1.0, maxval=1.0)
                 s, out = env.step(s, a)
-                return s, (out["terminated"] | out["truncated"]).sum()
+                return s, (out.terminated | out.truncated).sum()
 
             s, done = jax.lax.scan(one, state, jax.random.split(key, steps))
             return s, done.sum()
@@ -145,8 +145,8 @@ def stage_env(p: dict) -> None:
                "steps": steps, "build_s": build_s, "reset_s": reset_s,
                "compile_s": compile_s, "warmup_s": warmup_s, "run_s": run_s, "env_steps_per_s": sps,
                "physics_steps_per_s": sps * env.physics.frame_skip, "episodes_ended": int(done),
-               "unstable_resets": int(jnp.sum(state["unstable_resets"])),
-               "contact_overflows": int(jnp.sum(state["overflows"]))}
+               "unstable_resets": int(jnp.sum(state.worlds.unstable_resets)),
+               "contact_overflows": int(jnp.sum(state.worlds.overflows))}
         emit("env", **row)
         say(f"env impl={p['impl']} num_envs={n}: {sps:,.0f} env steps/s (compile {compile_s:.1f} s)")
         # The next run: about the same compile, a run time that grows with the worlds.
@@ -174,7 +174,7 @@ def stage_ppo(p: dict) -> None:
     env = TaskJaxEnv(p["task"], n, impl=p["impl"])
     build_s = time.perf_counter() - t0
     # The CLI's --backend jax defaults: as many minibatches per epoch as Table XVI (2048 x 8 / 256 = 64).
-    cfg = PPOConfig(total_steps=per_iter * (p["iterations"] + 1), num_steps=rollout, epochs=p["epochs"],
+    cfg = PPOConfig(num_envs=n, total_steps=per_iter * (p["iterations"] + 1), num_steps=rollout, epochs=p["epochs"],
                     minibatch_size=max(min(256, per_iter), per_iter // 64),
                     hidden=(p["hidden"],) * 2, value_hidden=(p["hidden"],) * 2)
     rows = []

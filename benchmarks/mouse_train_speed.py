@@ -39,7 +39,7 @@ def env_speed(env, backend: str, steps: int) -> dict:
         def one(s, k):
             a = jax.random.uniform(k, (env.num_envs, env.action_size), minval=-1.0, maxval=1.0)
             s, out = env.step(s, a)
-            return s, out["reward"].mean()
+            return s, out.reward.mean()
 
         return jax.lax.scan(one, state, jax.random.split(key, steps))
 
@@ -58,30 +58,23 @@ def measure(backend: str = "cpu", impl: str = "jax", num_envs: int = 32, clips_d
             budget_s: float = 300.0, eval_every: int = 10) -> dict:
     """The report (also used by ``benchmarks/gpu_check.py``'s ``mouse_warp`` stage)."""
     from mskbench.agents.ppo import PPOConfig, train
-    from mskbench.mouse.clips import load_clips
     from mskbench.mouse.evaluate import evaluate
-    from mskbench.mouse.imitation import ImitationConfig, MouseImitationVectorEnv
-    from mskbench.mouse.synthetic import make_synthetic_clips
+    from mskbench.mouse.imitation import MouseImitation
+    from mskbench.training import make_env
 
-    clips = load_clips(clips_dir) if clips_dir else make_synthetic_clips(8)
-    cfg = ImitationConfig()
-    if backend == "jax":
-        from mskbench.mouse.jax_env import MouseImitationJaxEnv
-
-        t0 = time.perf_counter()
-        env = MouseImitationJaxEnv(clips, cfg, num_envs=num_envs, impl=impl)
-        build_s = time.perf_counter() - t0
-    else:
-        t0 = time.perf_counter()
-        env = MouseImitationVectorEnv(clips, cfg, num_envs=num_envs)
-        build_s = time.perf_counter() - t0
+    task = MouseImitation(clips=clips_dir)  # None: 8 synthetic clips
+    clips = task.clip_list
+    t0 = time.perf_counter()
+    env = make_env(task, backend, num_envs, impl=impl)
+    build_s = time.perf_counter() - t0
     report = {"machine": platform.processor() or platform.machine(), "backend": backend,
               "impl": impl if backend == "jax" else None, "num_envs": num_envs,
               "clips": len(clips), "env_build_s": build_s}
     report.update(env_speed(env, backend, steps=64))
 
     per_iter = rollout * num_envs
-    ppo = PPOConfig(total_steps=per_iter * (iterations + 1), num_steps=rollout, policy="encoder_decoder",
+    ppo = PPOConfig(num_envs=num_envs, total_steps=per_iter * (iterations + 1), num_steps=rollout,
+                    policy="encoder_decoder",
                     encoder_hidden=(hidden,) * 3, decoder_hidden=(hidden,) * 3,
                     value_hidden=(hidden,) * 2, minibatch_size=min(4096, per_iter), epochs=4)
     rows = []
@@ -101,7 +94,7 @@ def measure(backend: str = "cpu", impl: str = "jax", num_envs: int = 32, clips_d
 
         def check(policy):
             t = time.perf_counter()
-            err = evaluate(policy, clips, cfg)["overall"]["track_replay_error_mm"]
+            err = evaluate(policy, clips, task)["overall"]["track_replay_error_mm"]
             eval_s[0] += time.perf_counter() - t
             if err < until_mm and "s" not in hit:
                 hit["s"] = time.perf_counter() - start
@@ -122,7 +115,7 @@ def measure(backend: str = "cpu", impl: str = "jax", num_envs: int = 32, clips_d
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--backend", choices=["cpu", "jax"], default="cpu")
-    p.add_argument("--impl", choices=["jax", "warp"], default="jax")
+    p.add_argument("--impl", choices=["jax", "warp", "cpu"], default="jax")
     p.add_argument("--num-envs", type=int, default=32)
     p.add_argument("--clips", default=None, help="clip directory (default: 8 synthetic clips)")
     p.add_argument("--rollout", type=int, default=64)
