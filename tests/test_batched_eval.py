@@ -68,6 +68,7 @@ def _assert_records_match(cpu: list[dict], batched: list[dict], rtol: float = 1e
             assert b["recruitment"][fam] == pytest.approx(mass, rel=rtol, abs=1e-9)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("policy", ["zero", "passive"])
 def test_batched_records_equal_cpu_executor_and_resume(policy, tmp_path, short_cpu_executor):
     units = _units(policy)
@@ -92,6 +93,7 @@ def test_batched_records_equal_cpu_executor_and_resume(policy, tmp_path, short_c
     assert all(r["success"] == (policy == "zero") for r in cpu_records)
 
 
+@pytest.mark.slow
 def test_batched_records_on_mujoco_warp_match_the_cpu_executor(tmp_path, short_cpu_executor):
     """The GPU evaluation path, physics included, on Warp's CPU device: the same successes,
     terminations and lengths; returns and metrics within float32 drift."""
@@ -104,6 +106,7 @@ def test_batched_records_on_mujoco_warp_match_the_cpu_executor(tmp_path, short_c
         _assert_records_match(cpu.records(), wp.records(), rtol=1e-5)  # observed: 3e-7
 
 
+@pytest.mark.slow
 def test_random_policy_record_depends_only_on_the_unit(tmp_path):
     """The random policy and action noise draw from keys of the unit's seed: a unit's batched
     record does not depend on which other units share its batch (up to float32 round-off of
@@ -133,6 +136,7 @@ def _tiny_checkpoint(path, obs_size: int, obs_sample: np.ndarray):
     return path
 
 
+@pytest.mark.slow
 def test_ppo_checkpoint_evaluates_batched_like_the_cpu_executor(tmp_path, short_cpu_executor):
     env = executors._ENVS["Stand"]
     obs, _ = env.reset(seed=0)
@@ -185,6 +189,7 @@ def _cli_records(tmp_path, args: list[str], name: str):
         return json.loads(result.stdout), s.records()
 
 
+@pytest.mark.slow
 def test_cli_sweep_backend_jax_writes_the_cpu_backend_records(tmp_path):
     """mskbench sweep --backend jax --impl cpu on the full Stand task (the passive body falls in ~20 steps):
     the five dynamics scales share one batch."""

@@ -16,6 +16,7 @@ import mskbench
 from mskbench.cli import main
 
 
+@pytest.mark.slow
 def test_tasks_json_lists_every_task_with_sizes():
     result = CliRunner().invoke(main, ["tasks", "--json"])
     assert result.exit_code == 0, result.output
@@ -80,6 +81,7 @@ def test_unknown_policy_names_valid_ones():
     assert "zero" in result.output and "random" in result.output
 
 
+@pytest.mark.slow
 @pytest.mark.filterwarnings("ignore:os.fork:RuntimeWarning")  # fork+exec of the CLI, not a bare fork
 @pytest.mark.skipif(ctypes.util.find_library("OSMesa") is None,
                     reason="OSMesa not installed (apt-get install libosmesa6)")

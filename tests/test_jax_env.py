@@ -114,6 +114,7 @@ def test_mjx_data_gives_the_cpu_signals(task):
             assert bool(conds["knee_dropped"])
 
 
+@pytest.mark.slow
 def test_mjx_stepping_matches_mujoco_c_on_a_small_muscle_model(forelimb_worlds):
     """MJX (pure JAX) and MuJoCo C step the forelimb alike, per-world gains and all."""
     from mskbench.sim.host import HostPhysics
@@ -194,6 +195,7 @@ def test_cpu_backend_worlds_do_not_leak_into_each_other(short_task):
     np.testing.assert_array_equal(np.asarray(alone.worlds.data["state"][0]), np.asarray(pair.worlds.data["state"][1]))
 
 
+@pytest.mark.slow
 def test_the_banks_precomputed_worlds_equal_worlds_computed_anew(short_task):
     """An auto-reset gathers a world the bank computed at refill (in chunks of the step's batch size);
     it equals the world a forward pass at reset computes (per-world gains of 1: no precomputation)."""
@@ -239,6 +241,7 @@ def test_host_sampled_banks_are_refreshed_and_a_used_up_bank_is_counted(short_ta
     assert not any(row.tobytes() in seen for row in fresh)  # every used entry was replaced by a new draw
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("task", ["Catch", "Reach"])
 def test_4096_batched_resets_give_4096_distinct_starts(task):
     """Catch's throws and Reach's targets are drawn on the device, per world: 4,096 worlds reset from a
@@ -255,6 +258,7 @@ def test_4096_batched_resets_give_4096_distinct_starts(task):
     assert len({row.tobytes() for row in starts}) == 4096
 
 
+@pytest.mark.slow
 def test_mouse_imitation_on_the_batched_env_follows_the_cpu_env():
     """The mouse forelimb is a task like any other: from the same clip and frame, with the same
     actions, the batched env (MJX and MuJoCo C physics) gives the CPU env's observations and rewards."""

@@ -20,6 +20,7 @@ pytest.importorskip("mujoco.mjx", reason="MJX not installed")
 from mskbench.cli import main  # noqa: E402
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("impl", ["cpu", "warp"])
 def test_jax_backend_trains_and_the_cpu_protocol_evaluates_the_checkpoint(tmp_path, impl):
     if impl == "warp":

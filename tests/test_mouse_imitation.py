@@ -100,6 +100,7 @@ def test_the_task_on_the_cpu_env_starts_on_the_reference_and_ends_episodes(clips
     assert len(starts) > 4 and all(f <= 100 - 1 - 20 for _, f in starts)
 
 
+@pytest.mark.slow
 def test_train_then_eval_end_to_end_on_cpu(tmp_path):
     runner = CliRunner()
     clips_dir = tmp_path / "clips"
@@ -166,6 +167,7 @@ def test_train_then_eval_end_to_end_on_cpu(tmp_path):
     assert result.exit_code == 2 and "unknown muscle columns" in result.output
 
 
+@pytest.mark.slow
 def test_eval_reports_missing_emg_as_absent(tmp_path):
     import mskbench
     from mskbench.agents.checkpoint import load_policy
@@ -194,6 +196,7 @@ def test_mouse_cli_bad_input(tmp_path):
     assert result.exit_code == 2
 
 
+@pytest.mark.slow
 def test_train_time_limit_from_the_command_line(tmp_path):
     runner = CliRunner()
     run = tmp_path / "run"
@@ -211,6 +214,7 @@ def test_train_time_limit_from_the_command_line(tmp_path):
     assert "90s, 3m, 1.5h" in runner.invoke(main, [*args, "--time-limit", "soon"]).output
 
 
+@pytest.mark.slow
 def test_train_on_the_batched_mujoco_warp_env_then_resume_and_eval(tmp_path):
     """The GPU training path (whole rollouts in lax.scan over MuJoCo Warp worlds), on Warp's CPU device."""
     pytest.importorskip("mujoco_warp", reason="MuJoCo Warp not installed (pip install 'mskbench[warp]')")

@@ -57,6 +57,7 @@ def _eval(policy, n=256, seed=123):
     return float(np.mean(np.sum((policy.act(obs) - target) ** 2, axis=1)))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("policy", ["mlp", "encoder_decoder"])
 def test_ppo_learns_to_track_a_target(tmp_path, policy):
     cfg = PPOConfig(num_envs=16, total_steps=16 * 16 * 40, num_steps=16, epochs=4, minibatch_size=64, learning_rate=3e-3,
@@ -77,6 +78,7 @@ def test_ppo_learns_to_track_a_target(tmp_path, policy):
     assert _eval(policy_obj) == pytest.approx(mse[-1], abs=1e-6)
 
 
+@pytest.mark.slow
 def test_resume_continues_from_the_checkpoint(tmp_path):
     cfg = PPOConfig(num_envs=16, total_steps=16 * 8 * 3, num_steps=8, epochs=2, minibatch_size=32, hidden=(8,),
                     value_hidden=(8,), seed=0)
@@ -94,6 +96,7 @@ def test_resume_continues_from_the_checkpoint(tmp_path):
         train(TargetVectorEnv(), cfg, out_dir=tmp_path / "empty", resume=True)
 
 
+@pytest.mark.slow
 def test_time_limit_stops_after_an_evaluated_checkpointed_iteration(tmp_path):
     cfg = PPOConfig(num_envs=16, total_steps=16 * 8 * 50, num_steps=8, epochs=1, minibatch_size=32, hidden=(8,),
                     value_hidden=(8,), seed=0)
@@ -236,6 +239,7 @@ class FunctionalTargetEnv:
         return state
 
 
+@pytest.mark.slow
 def test_ppo_learns_on_a_functional_env_with_scanned_rollouts(tmp_path):
     cfg = PPOConfig(num_envs=16, total_steps=16 * 16 * 40, num_steps=16, epochs=4, minibatch_size=64, learning_rate=3e-3,
                     policy="encoder_decoder", hidden=(32, 32), value_hidden=(32, 32), encoder_hidden=(32,),
@@ -249,3 +253,21 @@ def test_ppo_learns_on_a_functional_env_with_scanned_rollouts(tmp_path):
     assert rows[-1]["eval"]["mse"] < 0.05
     # Episodes of 8 steps finish within each 16-step rollout and are reported.
     assert rows[-1]["episode_return"] is not None and rows[-1]["episode_return"] > -1.0
+
+
+def test_a_checkpoint_knows_its_observation_layout(tmp_path):
+    """Same size, other blocks (e.g. a mouse checkpoint from before the shared stack reordered the
+    blocks): evaluation and resume refuse it by name instead of feeding it permuted observations."""
+    cfg = PPOConfig(num_envs=16, total_steps=16 * 8, num_steps=8, epochs=1, minibatch_size=32, hidden=(8,),
+                    value_hidden=(8,))
+    env = TargetVectorEnv()
+    train(env, cfg, out_dir=tmp_path)
+    swapped = {"proprio": slice(0, 1), "task/reference": slice(1, 3)}
+    with pytest.raises(ValueError, match=r"trained on observation blocks \(sizes\) \{'task/reference': 2, 'proprio': 1\}; "
+                                         r"this task's are \{'proprio': 1, 'task/reference': 2\}"):
+        load_policy(tmp_path / "checkpoint.npz", swapped, 3)
+    with pytest.raises(ValueError, match=r"this task's are \{'task/reference': 2, 'proprio': 2\}"):
+        load_policy(tmp_path / "checkpoint.npz", {"task/reference": slice(0, 2), "proprio": slice(2, 4)}, 4)
+    env.obs_layout = swapped
+    with pytest.raises(ValueError, match="trained on observation blocks"):
+        train(env, PPOConfig(**{**cfg.__dict__, "total_steps": 16 * 8 * 2}), out_dir=tmp_path, resume=True)

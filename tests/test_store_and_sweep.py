@@ -160,6 +160,7 @@ def _count(path) -> int:
         return 0
 
 
+@pytest.mark.slow
 def test_sigkilled_sweep_resumes_without_losing_or_duplicating_units(tmp_path):
     killed = tmp_path / "killed.db"
     cmd = [sys.executable, "-m", "mskbench.cli", *SWEEP_ARGS, "--store", str(killed)]
@@ -192,6 +193,7 @@ def test_sigkilled_sweep_resumes_without_losing_or_duplicating_units(tmp_path):
     assert 0.0 <= summary["average"] <= 100.0
 
 
+@pytest.mark.slow
 def test_local_workers_give_the_records_of_one_worker(tmp_path):
     units = sweep_units("random", ["Stand"], 0, 1, ["dynamics"])
     with ResultsStore(tmp_path / "one.db") as one, ResultsStore(tmp_path / "two.db") as two:
@@ -202,6 +204,7 @@ def test_local_workers_give_the_records_of_one_worker(tmp_path):
         assert run_units(two, units, JobSpec("random"), workers=2)["written"] == 0  # all stored
 
 
+@pytest.mark.slow
 @pytest.mark.filterwarnings("ignore:os.fork:RuntimeWarning")  # Ray starts its daemons by fork+exec
 def test_ray_executor_matches_local(tmp_path):
     pytest.importorskip("ray", reason="Ray not installed (pip install 'mskbench[ray]')")

@@ -35,6 +35,7 @@ def test_vector_env_restarts_finished_episodes():
     env.close()
 
 
+@pytest.mark.slow
 def test_train_then_evaluate_the_checkpoint_with_the_protocol(tmp_path):
     run = tmp_path / "run"
     args = ["train", "stand", "--out", str(run), "--steps", "128", "--num-envs", "2", "--rollout", "32",
@@ -81,3 +82,40 @@ def test_bad_checkpoint_paths_are_clear_errors(tmp_path):
         check_policy_spec(str(tmp_path / "missing.npz"))
     with pytest.raises(ValueError, match="holds no best.npz or checkpoint.npz"):
         check_policy_spec(str(tmp_path))
+
+
+def test_the_training_api_records_its_settings_resumes_and_refuses_bad_input(tmp_path):
+    """mskbench.train: one call from Python; run.json holds the resolved settings; a run is never
+    overwritten by accident and resumes only with the same settings; bad names list the valid ones."""
+    import mskbench
+    from mskbench.training import Run
+
+    kw = dict(steps=64, num_envs=2, num_steps=16, epochs=1, minibatch_size=16, encoder_hidden=(8,),
+              decoder_hidden=(8,), value_hidden=(8,), latent_size=2, task_options={"synthetic_clips": 1})
+    with pytest.raises(ValueError, match="unknown algorithm 'sac'; valid algorithms: ppo"):
+        mskbench.train("MouseImitation", algo="sac", **kw)
+    with pytest.raises(ValueError, match="ppo has no setting 'hiden'; its settings: .*hidden"):
+        mskbench.train("MouseImitation", hiden=(8,), **kw)
+    with pytest.raises(ValueError, match="backend must be one of 'cpu', 'jax'"):
+        mskbench.train("MouseImitation", backend="gpu", **kw)
+    run = mskbench.train("MouseImitation", out=tmp_path / "r", **kw)
+    assert run.steps == 64 and run.metric == "track_replay_error_mm" and run.best_path.name == "best.npz"
+    loaded = Run.load(tmp_path / "r")
+    assert (loaded.steps, loaded.best, loaded.task) == (64, run.best, "MouseImitation")
+    assert loaded.settings["config"]["num_envs"] == 2 and loaded.settings["task_options"]["synthetic_clips"] == 1
+    with pytest.raises(FileExistsError, match="already holds a run"):
+        mskbench.train("MouseImitation", out=tmp_path / "r", **kw)
+    with pytest.raises(ValueError, match="other settings.*learning_rate"):
+        mskbench.train("MouseImitation", out=tmp_path / "r", resume=True, learning_rate=1.0, **kw)
+    more = mskbench.train("MouseImitation", out=tmp_path / "r", resume=True, **{**kw, "steps": 128})
+    assert more.steps == 128 and [r["steps"] for r in Run.load(tmp_path / "r").history] == [32, 64, 96, 128]
+
+
+def test_train_without_jax_is_a_one_line_error(tmp_path, monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "jax", None)  # as if JAX were not installed
+    result = CliRunner().invoke(main, ["train", "Stand", "--out", str(tmp_path / "run"), "--steps", "8"])
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    assert result.output.strip().splitlines()[-1].startswith("Error: training needs JAX")
+    assert "pip install 'mskbench[gpu]'" in result.output and not (tmp_path / "run").exists()

@@ -23,6 +23,8 @@ import pytest
 jax = pytest.importorskip("jax", reason="JAX not installed (pip install -e '.[test]')")
 pytest.importorskip("mujoco_warp", reason="MuJoCo Warp not installed (pip install -e '.[test]')")
 jnp = jax.numpy
+#: Every test here compiles MuJoCo Warp kernels for Warp's CPU device (tens of seconds the first time).
+pytestmark = pytest.mark.slow
 
 from mskbench.body.myofullbody import MYOFULLBODY, build_model  # noqa: E402
 from mskbench.jax_env import CONTACT_OVERFLOW, PHYSICS_UNSTABLE, make  # noqa: E402

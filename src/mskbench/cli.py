@@ -157,8 +157,9 @@ def run_cmd(task: str, policy_name: str, episodes: int, seed: int, as_json: bool
             job = progress.add_task(f"{name} ({policy_name})", total=episodes)
             for i in range(episodes):
                 steps = progress.add_task(f"  episode {i}", total=env.task.horizon)
+                # run_episode calls on_step before it returns: `steps` is this episode's row.
                 result = run_episode(env, policy, seed + i,
-                                     on_step=lambda e, s=steps: progress.update(s, completed=e.steps))
+                                     on_step=lambda e: progress.update(steps, completed=e.steps))
                 progress.remove_task(steps)
                 results.append(result)
                 progress.advance(job)

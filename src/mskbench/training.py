@@ -194,11 +194,14 @@ def protocol_evaluation(task: Task, episodes: int, eval_env: str, impl: str) -> 
 def imitation_evaluation(task: Task, episodes: int, eval_env: str, impl: str) -> Evaluation:
     """The mouse imitation's replay error on its first four clips; best by the lowest."""
     from mskbench.mouse.evaluate import evaluate as evaluate_clips
+    from mskbench.mouse.imitation import MouseImitation
 
-    clips = task.clip_list[: min(4, len(task.clip_list))]  # type: ignore[attr-defined]
+    if not isinstance(task, MouseImitation):
+        raise TypeError(f"the imitation evaluation needs a MouseImitation task, got {type(task).__name__}")
+    clips = task.clip_list[: min(4, len(task.clip_list))]
 
     def evaluate(policy) -> dict:
-        result = evaluate_clips(policy, clips, task)["overall"]  # type: ignore[arg-type]
+        result = evaluate_clips(policy, clips, task)["overall"]
         return {"track_replay_error_mm": result["track_replay_error_mm"], "joint_mae_rad": result["joint_mae_rad"]}
 
     return Evaluation(evaluate, "track_replay_error_mm", True)

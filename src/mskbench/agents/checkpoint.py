@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
@@ -70,7 +71,7 @@ def checkpoint_format(path: str | Path) -> str:
     return fmt
 
 
-def load(path: str | Path, obs_layout: dict[str, slice], obs_size: int) -> PolicyCheckpoint:
+def load(path: str | Path, obs_layout: Mapping[str, slice], obs_size: int) -> PolicyCheckpoint:
     """The deterministic policy of the checkpoint at ``path`` for a task with this observation layout."""
     path = Path(path)
     checkpoint_format(path)  # a checkpoint this version cannot read is an error that says so
@@ -89,6 +90,6 @@ def export_policy(src: str | Path, dst: str | Path) -> Path:
     return export_ppo_policy(src, dst)
 
 
-def load_policy(path: str | Path, obs_layout: dict[str, slice], obs_size: int):
+def load_policy(path: str | Path, obs_layout: Mapping[str, slice], obs_size: int):
     """A deterministic host policy from a checkpoint of any trainer (for evaluation on any machine)."""
     return load(path, obs_layout, obs_size).host_policy()

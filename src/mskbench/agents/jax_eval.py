@@ -17,7 +17,8 @@ bit-identical.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -45,8 +46,8 @@ class BatchedEvaluator:
         if not self.seeds:
             raise ValueError("no evaluation seeds given")
         self._start = jax.block_until_ready(env.reset_to(self.seeds))
-        self._apply = None
-        self._run = None
+        self._apply: Callable | None = None
+        self._run: Callable[..., Any] | None = None  # the jitted evaluation of ``_apply`` (built on first use)
 
     def _build(self, apply, clip: float):
         import jax

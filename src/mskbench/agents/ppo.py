@@ -134,6 +134,13 @@ class ObsSplit:
         return cls(ref_idx, np.flatnonzero(mask))
 
 
+def _require_split(split: ObsSplit | None, cfg: PPOConfig) -> ObsSplit:
+    """``split``, which every policy but the MLP needs (:meth:`ObsSplit.from_layout`)."""
+    if split is None:
+        raise ValueError(f"policy={cfg.policy!r} needs the observation split (ObsSplit.from_layout); got None")
+    return split
+
+
 def init_params(key, cfg: PPOConfig, obs_size: int, action_size: int, split: ObsSplit | None):
     jax, jnp = _jax()
     k_pi, k_v, k_dec = jax.random.split(key, 3)
@@ -144,6 +151,7 @@ def init_params(key, cfg: PPOConfig, obs_size: int, action_size: int, split: Obs
     if cfg.policy == "mlp":
         params["policy"] = mlp_init(k_pi, [obs_size, *cfg.hidden, action_size], last_scale=0.01)
     else:
+        split = _require_split(split, cfg)
         params["encoder"] = mlp_init(k_pi, [len(split.reference), *cfg.encoder_hidden, 2 * cfg.latent_size],
                                      last_scale=0.01)
         params["decoder"] = mlp_init(k_dec, [cfg.latent_size + len(split.proprio), *cfg.decoder_hidden,
@@ -159,6 +167,7 @@ def policy_mean(params, obs, cfg: PPOConfig, split: ObsSplit | None, key=None):
     jax, jnp = _jax()
     if cfg.policy == "mlp":
         return mlp_apply(params["policy"], obs), jnp.zeros(obs.shape[:-1])
+    split = _require_split(split, cfg)
     enc = mlp_apply(params["encoder"], obs[..., split.reference])
     mu, logvar = enc[..., : cfg.latent_size], jnp.clip(enc[..., cfg.latent_size:], -10.0, 5.0)
     z = mu if key is None else mu + jnp.exp(0.5 * logvar) * jax.random.normal(key, mu.shape)
@@ -404,7 +413,7 @@ def train(env: VectorEnv | BatchedEnv, cfg: PPOConfig, *, out_dir: str | Path | 
         if eval_fn is not None and (state.iteration % eval_every == 0 or last):
             row["eval"] = eval_fn(make_policy(state.params, state.norm, cfg, split, deterministic))
         state.history.append(row)
-        if out is not None:
+        if out is not None and ckpt is not None:  # both or neither
             save_checkpoint(ckpt, state, cfg, env.obs_layout)
             with open(out / "eval_log.jsonl", "a") as f:
                 f.write(json.dumps(row) + "\n")
@@ -429,7 +438,8 @@ class _HostCollector:
         jax, _ = _jax()
         env, obs = self.env, self.obs
         raw_obs, ep_returns = [], []
-        buf = {k: [] for k in ("obs", "actions", "logp", "values", "rewards", "next_values", "terminated", "done")}
+        buf: dict[str, list[np.ndarray]] = {
+            k: [] for k in ("obs", "actions", "logp", "values", "rewards", "next_values", "terminated", "done")}
         for _ in range(self.cfg.num_steps):
             nobs = state.norm(obs)
             state.key, k = jax.random.split(state.key)
@@ -600,8 +610,9 @@ def layout_json(layout: Mapping[str, slice]) -> str:
 def check_layout(path, stored: str | None, layout: Mapping[str, slice], obs_size: int, trained_size: int) -> None:
     """A clear error when a checkpoint's observations do not match the env's."""
     if stored is not None and json.loads(stored) != json.loads(layout_json(layout)):
-        have, want = list(json.loads(stored)), list(layout)
-        raise ValueError(f"{path} was trained on observation blocks {have}; this task's are {want}")
+        have = {k: b - a for k, (a, b) in json.loads(stored).items()}
+        want = {k: s.stop - s.start for k, s in layout.items()}
+        raise ValueError(f"{path} was trained on observation blocks (sizes) {have}; this task's are {want}")
     if trained_size != obs_size:
         raise ValueError(f"checkpoint {path} expects observations of size {trained_size}, the task has {obs_size}")
 
@@ -661,7 +672,7 @@ def load_checkpoint(path: str | Path, expect_config: PPOConfig | None = None,
                                  "resume with the same settings")
         params, norm = _read_policy(z)
         if expect_layout is not None:
-            size = next(reversed(expect_layout.values())).stop
+            size = list(expect_layout.values())[-1].stop  # a Mapping's values are not reversible
             check_layout(path, _stored_layout(z), expect_layout, size, norm.mean.size)
         opt = _unflatten({k[len("opt/"):]: jnp.asarray(z[k]) for k in z.files if k.startswith("opt/")})
         return TrainState(params, opt, norm, int(z["steps"]), int(z["iteration"]), jnp.asarray(z["key"]))
@@ -686,7 +697,7 @@ def export_policy(src: str | Path, dst: str | Path) -> Path:
     return dst
 
 
-def ppo_policy_checkpoint(path: str | Path, obs_layout: dict[str, slice], obs_size: int):
+def ppo_policy_checkpoint(path: str | Path, obs_layout: Mapping[str, slice], obs_size: int):
     """This trainer's checkpoint (full or policy-only) as a :class:`~mskbench.agents.base.PolicyCheckpoint`."""
     with np.load(path, allow_pickle=False) as z:
         _read_version(z, path)

@@ -142,9 +142,9 @@ class JointCouplings:
             if int(model.eq_type[i]) != int(mujoco.mjtEq.mjEQ_JOINT) or not model.eq_active0[i]:
                 continue
             j1, j2 = int(model.eq_obj1id[i]), int(model.eq_obj2id[i])
-            dep = int(model.jnt_qposadr[j1])
-            drv = int(model.jnt_qposadr[j2]) if j2 >= 0 else -1
-            rows.append((dep, drv, model.eq_data[i, :5].copy()))
+            dep_adr = int(model.jnt_qposadr[j1])
+            drv_adr = int(model.jnt_qposadr[j2]) if j2 >= 0 else -1
+            rows.append((dep_adr, drv_adr, model.eq_data[i, :5].copy()))
         deps = {r[0] for r in rows}
         ordered: list[tuple[int, int, np.ndarray]] = []
         done: set[int] = set()

@@ -68,6 +68,7 @@ import functools
 import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypedDict
 
 import mujoco
 import numpy as np
@@ -140,7 +141,17 @@ _JOINTS: dict[str, tuple[str, tuple[float, float, float], tuple[float, float]]] 
     "sh_rotation": ("humerus", (1.0, 0.0, 0.0), (-25.0, 89.0)),
     "elbow_joint": ("ulna", (1.0, 0.0, 0.0), (-80.0, 90.0)),
 }
-_JOINT_DEFAULTS = {
+
+
+class _JointDefaults(TypedDict):
+    solref_limit: tuple[float, float]
+    solimp_limit: tuple[float, float, float, float, float]
+    armature: float
+    damping: float
+    stiffness: float
+
+
+_JOINT_DEFAULTS: _JointDefaults = {
     "solref_limit": (0.01, 1.0),
     "solimp_limit": (0.99, 0.9999, 0.0, 0.5, 2.0),
     "armature": 4e-8,
@@ -193,7 +204,18 @@ _MUSCLES: dict[str, tuple[tuple[str, ...], float, tuple[float, float]]] = {
         (0.7, 1.05),
     ),
 }
-_MUSCLE_COMMON = {
+
+
+class _MuscleCommon(TypedDict):
+    timeconst: tuple[float, float]
+    lmin: float
+    lmax: float
+    vmax: float
+    fpmax: float
+    fvmax: float
+
+
+_MUSCLE_COMMON: _MuscleCommon = {
     "timeconst": (0.01, 0.04),
     "lmin": 0.5,
     "lmax": 1.6,
@@ -378,7 +400,7 @@ def tendon_length_ranges(model: mujoco.MjModel, grid_points: int = 9, n_refine: 
     out = np.empty((model.ntendon, 2))
     for k in range(model.ntendon):
         for col, sign in ((0, 1.0), (1, -1.0)):
-            best = np.min(sign * lengths[:, k]) * 1e3
+            best = float(np.min(sign * lengths[:, k])) * 1e3
             for i in np.argsort(sign * lengths[:, k])[:n_refine]:
                 res = minimize(objective, grid[i], args=(k, sign), jac=True, bounds=list(zip(lo, hi)),
                                method="L-BFGS-B", options={"ftol": 1e-14, "gtol": 1e-12})

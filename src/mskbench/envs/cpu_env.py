@@ -39,7 +39,7 @@ from mskbench.envs.perturbations import (Perturbation, draw_muscle_gain, noisy_a
                                          seed_streams)
 from mskbench.sim.cpu import CpuSimulator
 from mskbench.tasks import InitContext, InitialState, Task, make_task
-from mskbench.tasks.base import step_signals
+from mskbench.tasks.base import TaskState, step_signals
 
 NONFINITE_POLICIES = ("raise", "clip")
 PHYSICS_UNSTABLE = "physics_unstable"
@@ -78,7 +78,7 @@ class MSKEnv(gym.Env):
         ``None`` or ``"rgb_array"`` (offscreen; on CPU set ``MUJOCO_GL=osmesa``).
     """
 
-    metadata = {"render_modes": ["rgb_array"], "render_fps": 100}
+    metadata: dict[str, Any] = {"render_modes": ["rgb_array"], "render_fps": 100}
 
     def __init__(
         self,
@@ -132,7 +132,7 @@ class MSKEnv(gym.Env):
         n_obs = next(reversed(self.obs_layout.values())).stop
         self.observation_space = gym.spaces.Box(-np.inf, np.inf, (n_obs,), np.float32)
         self.muscle_gain = np.ones(self.n_muscles)
-        self._ts: dict = {}
+        self._ts: TaskState = {}
         self._steps = 0
         self._done = True
 
@@ -147,14 +147,15 @@ class MSKEnv(gym.Env):
         return self._steps
 
     @property
-    def task_state(self) -> dict:
+    def task_state(self) -> TaskState:
         """The task state of the current episode (read-only use)."""
         return self._ts
 
-    def _seed_streams(self, seed: int | None) -> None:
+    def _seed_streams(self, seed: int | None) -> dict[str, np.random.Generator]:
         if seed is None:
             seed = int(self.np_random.integers(0, 2**63 - 1))
-        self._rngs = seed_streams(seed)
+        self._rngs = rngs = seed_streams(seed)
+        return rngs
 
     def _blocks(self, view, ts) -> dict:
         return observation_blocks(view, self.task.body.observation, self.task.observation(view, ts, np))
@@ -183,9 +184,8 @@ class MSKEnv(gym.Env):
         x = np.asarray(normalized_obs)
         if std == 0.0:
             return x
-        if self._rngs is None:
-            self._seed_streams(None)
-        return noisy_observation(x, std, self._rngs["observation"].standard_normal(x.shape)).astype(x.dtype)
+        rngs = self._seed_streams(None) if self._rngs is None else self._rngs
+        return noisy_observation(x, std, rngs["observation"].standard_normal(x.shape)).astype(x.dtype)
 
     # -- gymnasium API -------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict | None = None):
@@ -196,12 +196,11 @@ class MSKEnv(gym.Env):
         if start is not None and not isinstance(start, InitialState):
             raise TypeError(f"options['initial_state'] must be an InitialState, got {type(start).__name__}")
         super().reset(seed=seed)
-        if seed is not None or self._rngs is None:
-            self._seed_streams(seed)
+        rngs = self._seed_streams(seed) if seed is not None or self._rngs is None else self._rngs
         sigma = self.perturbation.muscle_gain_range
-        self.muscle_gain = draw_muscle_gain(self._rngs["gain"], sigma, self.n_muscles)
+        self.muscle_gain = draw_muscle_gain(rngs["gain"], sigma, self.n_muscles)
         self.sim.set_muscle_gain_scale(self.muscle_gain if sigma > 0.0 else None)
-        init = start if start is not None else self.task.initial_state(self._ctx, self._rngs["init"])
+        init = start if start is not None else self.task.initial_state(self._ctx, rngs["init"])
         self.sim.reset(init.qpos, init.qvel)
         self._ts = init.task_state
         self._steps = 0

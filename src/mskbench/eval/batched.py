@@ -61,6 +61,7 @@ import math
 import time
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -69,6 +70,10 @@ from mskbench.eval.episodes import heel_index
 from mskbench.eval.executors import JobSpec
 from mskbench.eval.protocol import Unit, checkpoint_path, perturbation_for
 from mskbench.policies import BUILTIN_POLICIES
+
+if TYPE_CHECKING:
+    from mskbench.agents.base import PolicyCheckpoint
+    from mskbench.tasks import Task
 
 log = logging.getLogger(__name__)
 
@@ -115,7 +120,7 @@ class _CheckpointPolicy:
 
     def __init__(self, path: Path):
         self.path = Path(path)
-        self._ckpt = None
+        self._ckpt: PolicyCheckpoint | None = None
 
     def params(self):
         """The network parameters (after :meth:`bind`, which loads them for the task)."""
@@ -255,7 +260,7 @@ def _load_emg(reference):
 def run_units_batched(units: Iterable[Unit], spec: JobSpec | str, store, *, impl: str = "warp",
                       batch_size: int = DEFAULT_BATCH_SIZE, emg_reference=None,
                       progress: Callable[[dict], None] | None = None, chunk_steps: int = DEFAULT_CHUNK_STEPS,
-                      tasks: Mapping[str, object] | None = None) -> dict:
+                      tasks: Mapping[str, Task] | None = None) -> dict:
     """Run the units the store lacks as batches of worlds and write each record.
 
     Parameters

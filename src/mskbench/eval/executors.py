@@ -161,7 +161,7 @@ def run_ray(units: list[Unit], spec: JobSpec, address: str | None = None,
     ray = _import_ray()
     started = False
     if not ray.is_initialized():
-        kwargs = {"include_dashboard": False, "log_to_driver": False}
+        kwargs: dict[str, bool | str | int] = {"include_dashboard": False, "log_to_driver": False}
         if address:
             kwargs["address"] = address
         elif num_cpus:

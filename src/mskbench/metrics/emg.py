@@ -502,7 +502,8 @@ def emg_similarity(
         )
     columns = []
     for c in channels:
-        targets = (mapping[c],) if isinstance(mapping[c], str) else tuple(mapping[c])
+        target = mapping[c]
+        targets = (target,) if isinstance(target, str) else tuple(target)
         if not targets:
             raise ValueError(f"mapping for channel {c!r} is empty")
         missing = [t for t in targets if t not in index]

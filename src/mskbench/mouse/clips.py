@@ -263,7 +263,9 @@ def save_clip(clip: Clip, path: str | Path) -> Path:
             np.stack([clip.emg[n] for n in names]) if names else np.zeros((0, clip.n_frames))
         )
     path.parent.mkdir(parents=True, exist_ok=True)
-    np.savez_compressed(path, **arrays)
+    # numpy's stub lets a **dict fill its `allow_pickle: bool` keyword too, so mypy rejects
+    # dict[str, ndarray] here; no key of `arrays` is 'allow_pickle'.
+    np.savez_compressed(path, **arrays)  # type: ignore[arg-type]
     return path
 
 

@@ -106,7 +106,7 @@ def evaluate(policy, clips: Sequence[Clip], task: MouseImitation | None = None,
                                   for m, e in clip.emg.items()}
         else:
             rec["emg_fit_mae"] = {"absent": "clip has no EMG"}
-        rho = {}
+        rho: dict[str, float | None] = {}
         for j, m in enumerate(MUSCLE_NAMES):
             target = out["activations"][:, j]
             if np.ptp(target) < 1e-9:

@@ -131,6 +131,9 @@ class MouseImitation(Task):
     summary = "Imitate mouse forelimb reaching clips with 9 muscles (Leonardis et al. 2025)"
     body = MOUSE_FORELIMB
     reward_weights = {"joint": 5.0, "ctrl": -0.0, "energy": -0.0}
+    #: Options of this task's Config, so always set (the base's ``None`` means "the body's").
+    timestep_s: float
+    frame_skip: int
 
     @dataclass(frozen=True)
     class Config(TaskConfig):

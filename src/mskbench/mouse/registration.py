@@ -187,6 +187,8 @@ def register(
             c = float(np.sum(kin.residual(q, off, kp[0]) ** 2))
             if c < best_cost:
                 best, best_cost = q, c
+        if best is None:
+            raise RuntimeError(f"frame 0: none of the {len(starts)} start poses gives a finite keypoint cost")
         return best
 
     def pose_pass(previous: np.ndarray | None) -> None:

@@ -127,7 +127,7 @@ def make_synthetic_clip(seed: int, cfg: SyntheticConfig = SyntheticConfig(), off
             step += 1
         if not (np.isfinite(data.qpos).all() and np.isfinite(data.qvel).all()):
             raise RuntimeError(f"synthetic clip {seed}: simulation became unstable")
-    acts = np.array(acts)
+    activations = np.array(acts)
     kp = np.array(kps) + rng.normal(0.0, cfg.keypoint_noise_m, (cfg.n_frames, 3, 3))
     from mskbench.body.mouse_forelimb import MUSCLE_NAMES
 
@@ -138,8 +138,8 @@ def make_synthetic_clip(seed: int, cfg: SyntheticConfig = SyntheticConfig(), off
         keypoints=kp,
         offsets=offsets,
         qvel=np.array(qvel),
-        emg={m: acts[:, i].copy() for i, m in enumerate(MUSCLE_NAMES)},
-        activations=acts,
+        emg={m: activations[:, i].copy() for i, m in enumerate(MUSCLE_NAMES)},
+        activations=activations,
         metadata={"source": "mskbench.mouse.synthetic", "seed": int(seed), "q_start": q_start.tolist(),
                   "q_goal": q_goal.tolist(), "keypoint_noise_m": cfg.keypoint_noise_m},
     )

@@ -319,7 +319,8 @@ def _warp_kernels():
         @wp.kernel
         def set_gains(mus: wp.array(dtype=int), gain0: wp.array(dtype=float), bias0: wp.array(dtype=float),
                       scale: wp.array2d(dtype=float), gainprm: wp.array2d(dtype=Any), biasprm: wp.array2d(dtype=Any)):
-            w, j = wp.tid()
+            # Warp's stub gives tid() a union of its 1-4-D forms; the unpacking picks the 2-D one here.
+            w, j = wp.tid()  # type: ignore[misc]
             a = mus[j]
             g = gainprm[w, a]
             g[2] = gain0[j] * scale[w, j]

@@ -17,7 +17,7 @@ from mskbench.tasks.base import InitContext, InitialState, Task, TaskConfig
 class _Registry(Mapping[str, type[Task]]):
     """Task id -> class, in catalog order; classes imported on first access."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self._classes: dict[str, type[Task]] = {}
 
     def __getitem__(self, name: str) -> type[Task]:

@@ -53,7 +53,7 @@ from mskbench.body.myofullbody import MYOFULLBODY
 from mskbench.catalog import FAMILIES
 from mskbench.sim.state import StateView
 
-TaskState = dict[str, Any]
+TaskState = Mapping[str, Any]
 
 
 class InitialState(NamedTuple):

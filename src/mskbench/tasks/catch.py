@@ -120,7 +120,7 @@ class Catch(Task):
 
     #: Model addresses and gravity, resolved in ``bind``.
     cube_id = cube_qpos = cube_dof = -1
-    gravity = (0.0, 0.0, -9.81)
+    gravity: np.ndarray = np.array((0.0, 0.0, -9.81))
 
     def add_props(self, spec: mujoco.MjSpec) -> None:
         h = self.cube_half_m

@@ -53,7 +53,7 @@ def hand_anchor(hand: str) -> tuple[str, tuple[float, float, float]]:
         mujoco.mju_rotVecQuat(rotated, pos, model.body_quat[b])
         pos = model.body_pos[b] + rotated
         b = int(model.body_parentid[b])
-    return model.body(weld).name, tuple(float(x) for x in pos)
+    return model.body(weld).name, (float(pos[0]), float(pos[1]), float(pos[2]))
 
 
 def add_grip(spec: mujoco.MjSpec, prefix: str, bar, half_width_m: float) -> None:

@@ -81,7 +81,7 @@ from mskbench.tasks.obstacles import (UPPER_BODY_ROLES, body_points, fan_directi
 
 
 def _pole_field() -> np.ndarray:
-    rows = []
+    rows: list[tuple[float, float]] = []
     for k, x in enumerate((0.8, 1.4, 2.0, 2.6)):
         ys = (-1.2, 0.0, 1.2) if k % 2 == 0 else (-1.8, -0.6, 0.6, 1.8)
         rows.extend((x, y) for y in ys)

@@ -106,7 +106,7 @@ class Sidestep(Task):
             check_positive(self, "init_noise_rad", allow_zero=True)
 
     #: Heel and toes heights standing flat (m), measured in ``bind``.
-    flat_feet_m = (0.0, 0.0)
+    flat_feet_m: np.ndarray = np.zeros(2)
 
     def bind(self, ctx: InitContext) -> None:
         super().bind(ctx)

@@ -128,7 +128,8 @@ class Sit(Task):
         hip = float(rng.uniform(*self.start_hip_rad))
         knee = float(rng.uniform(*self.start_knee_rad))
         ankle = knee + pitch - hip
-        xy = rng.uniform(*self.start_xy_range, size=2)
+        xy_lo, xy_hi = self.start_xy_range
+        xy = rng.uniform(xy_lo, xy_hi, size=2)
         joints = {}
         for side in ("l", "r"):
             joints[f"hip_flexion_{side}"] = hip

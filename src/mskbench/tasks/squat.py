@@ -116,8 +116,8 @@ class Squat(Task):
 
     #: Measured in ``bind``: the start pose's pelvis height, and the table pelvis height (ascending) → depth.
     top_height_m = 0.947
-    _table_z = (0.5, 0.947)
-    _table_d = (1.0, 0.0)
+    _table_z: np.ndarray = np.array((0.5, 0.947))
+    _table_d: np.ndarray = np.array((1.0, 0.0))
 
     def bind(self, ctx: InitContext) -> None:
         super().bind(ctx)
