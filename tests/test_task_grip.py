@@ -395,3 +395,26 @@ def test_chinup_explosive_accel_and_success_counter():
     ts = task.advance(view(1.9, 0.0), ts, np)
     assert int(ts["above_steps"]) == 0 and task.success(ts, 61, False, np)  # latched
     assert task.success_trace(ts) == {"above_steps": 0, "held_above": True}
+
+
+def test_the_hand_anchor_is_read_from_the_spec_as_the_compiled_model_places_it():
+    """add_grip reads the hand's offset from the scene's MjSpec (no compilation of the body): the
+    same lunate-frame point the compiled model's welded chain gives."""
+    import mujoco
+
+    from mskbench.body.myofullbody import build_model, load_spec
+    from mskbench.tasks.grip import HAND_BODIES, hand_anchor
+
+    spec, model = load_spec(), build_model()
+    for hand in HAND_BODIES:
+        name, pos = hand_anchor(spec, hand)
+        b = model.body(hand).id
+        weld, expected = int(model.body_weldid[b]), np.zeros(3)
+        while b != weld:
+            rotated = np.zeros(3)
+            mujoco.mju_rotVecQuat(rotated, expected, model.body_quat[b])
+            expected, b = model.body_pos[b] + rotated, int(model.body_parentid[b])
+        assert name == model.body(weld).name == f"lunate_{hand[-1]}"
+        np.testing.assert_allclose(pos, expected, rtol=0, atol=1e-12)
+    with pytest.raises(ValueError, match="no body 'thirdmc_x'"):
+        hand_anchor(spec, "thirdmc_x")

@@ -27,8 +27,6 @@ body (the hold is the constraint, not friction).
 
 from __future__ import annotations
 
-import functools
-
 import mujoco
 import numpy as np
 
@@ -39,21 +37,24 @@ HOLD_SOLREF = (0.01, 1.0)
 HOLD_SOLIMP = (0.95, 0.99, 0.001, 0.5, 2.0)
 
 
-@functools.lru_cache(maxsize=None)
-def hand_anchor(hand: str) -> tuple[str, tuple[float, float, float]]:
-    """The nearest ancestor of ``hand`` with joints, and ``hand``'s origin in that body's frame (m)."""
-    from mskbench.body.myofullbody import build_model
-
-    model = build_model(memory_bytes=1024 * 1024)
-    b = model.body(hand).id
-    weld = int(model.body_weldid[b])
+def hand_anchor(spec: mujoco.MjSpec, hand: str) -> tuple[str, tuple[float, float, float]]:
+    """The nearest ancestor of ``hand`` with joints, and ``hand``'s origin in that body's frame (m),
+    read from the scene's ``MjSpec`` being built (no compilation): each welded body's offset and
+    orientation, composed up the tree."""
+    body = spec.body(hand)
+    if body is None:
+        raise ValueError(f"the scene has no body {hand!r}")
     pos = np.zeros(3)
-    while b != weld:  # a point in b's frame, expressed in its parent's
+    while not body.joints:  # a point in body's frame, expressed in its parent's
+        if body.alt.type != mujoco.mjtOrientation.mjORIENTATION_QUAT or body.frame is not None:
+            raise ValueError(f"{body.name}: hand_anchor reads orientations given as quaternions only")
         rotated = np.zeros(3)
-        mujoco.mju_rotVecQuat(rotated, pos, model.body_quat[b])
-        pos = model.body_pos[b] + rotated
-        b = int(model.body_parentid[b])
-    return model.body(weld).name, (float(pos[0]), float(pos[1]), float(pos[2]))
+        mujoco.mju_rotVecQuat(rotated, pos, np.asarray(body.quat, float) / np.linalg.norm(body.quat))
+        pos = np.asarray(body.pos, float) + rotated
+        body = body.parent
+        if body.name == "world":
+            raise ValueError(f"{hand} is welded to the world")
+    return body.name, (float(pos[0]), float(pos[1]), float(pos[2]))
 
 
 def add_grip(spec: mujoco.MjSpec, prefix: str, bar, half_width_m: float) -> None:
@@ -64,7 +65,7 @@ def add_grip(spec: mujoco.MjSpec, prefix: str, bar, half_width_m: float) -> None
     equalities ``{prefix}_hold_l/r``.
     """
     for side, hand, y in (("l", HAND_BODIES[0], half_width_m), ("r", HAND_BODIES[1], -half_width_m)):
-        body, pos = hand_anchor(hand)
+        body, pos = hand_anchor(spec, hand)
         spec.body(body).add_site(name=f"{prefix}_hand_{side}", pos=list(pos), size=[0.01, 0, 0], group=4)
         bar.add_site(name=f"{prefix}_grip_{side}", pos=[0.0, y, 0.0], size=[0.01, 0, 0], group=4)
         spec.add_equality(name=f"{prefix}_hold_{side}", type=mujoco.mjtEq.mjEQ_CONNECT,
