@@ -32,6 +32,7 @@ its end without termination.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -110,11 +111,17 @@ def energy_cost(qdot, joint_torque, xp=np):
     return xp.sum(xp.abs(qdot) * xp.abs(joint_torque))
 
 
+@functools.lru_cache(maxsize=4)
+def _synthetic(n: int, seed: int) -> tuple[Clip, ...]:
+    """Synthetic clips (deterministic in ``n`` and ``seed``; simulated once per process)."""
+    from mskbench.mouse.synthetic import make_synthetic_clips
+
+    return tuple(make_synthetic_clips(n, seed=seed))
+
+
 def _load(clips, synthetic_clips: int, synthetic_seed: int) -> list[Clip]:
     if clips is None:
-        from mskbench.mouse.synthetic import make_synthetic_clips
-
-        return make_synthetic_clips(synthetic_clips, seed=synthetic_seed)
+        return list(_synthetic(synthetic_clips, synthetic_seed))
     if isinstance(clips, (str, bytes)) or hasattr(clips, "__fspath__"):
         from mskbench.mouse.clips import load_clips
 

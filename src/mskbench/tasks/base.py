@@ -313,9 +313,16 @@ class Task(ABC):
         return init
 
     def initial_state(self, ctx: InitContext, rng: np.random.Generator) -> InitialState:
-        """Sample the initial physics state and task state (host). Default: :meth:`start`, then
-        :meth:`randomize` with NumPy; a task whose every draw needs the simulator overrides this."""
-        return self.randomize(self.start(ctx), HostRandom(rng), np)
+        """Sample the initial physics state and task state (host). Default: :meth:`start` (computed
+        once per context: it is fixed), then :meth:`randomize` with NumPy; a task whose every draw
+        needs the simulator overrides this."""
+        cached = self.__dict__.get("_start_cache")
+        if cached is None or cached[0] is not ctx:
+            cached = self._start_cache = (ctx, self.start(ctx))
+        init = cached[1]
+        fresh = InitialState(init.qpos.copy(), init.qvel.copy(),
+                             {k: v.copy() if isinstance(v, np.ndarray) else v for k, v in init.task_state.items()})
+        return self.randomize(fresh, HostRandom(rng), np)
 
     @property
     def device_resets(self) -> bool:
