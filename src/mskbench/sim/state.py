@@ -12,12 +12,25 @@ seconds, radians. Symbols follow App. A-A of the MSK-Bench paper.
 
 from __future__ import annotations
 
-from functools import cached_property
 from typing import Any
 
 import numpy as np
 
 from mskbench.body.base import BodyHandles
+
+
+class cached_property:  # noqa: N801 - a lock-free functools.cached_property (a view lives one step, one thread)
+    """Computed on first access, then an ordinary attribute of the view (``functools.cached_property``
+    takes a lock on every first access in Python 3.11; a state view is read by one thread only)."""
+
+    def __init__(self, fn):
+        self.fn, self.name, self.__doc__ = fn, fn.__name__, fn.__doc__
+
+    def __get__(self, view, owner=None):
+        if view is None:
+            return self
+        value = view.__dict__[self.name] = self.fn(view)
+        return value
 
 
 def _normalize(xp, v, eps: float = 1e-9):
