@@ -271,3 +271,18 @@ def test_a_checkpoint_knows_its_observation_layout(tmp_path):
     env.obs_layout = swapped
     with pytest.raises(ValueError, match="trained on observation blocks"):
         train(env, PPOConfig(**{**cfg.__dict__, "total_steps": 16 * 8 * 2}), out_dir=tmp_path, resume=True)
+
+
+def test_an_encoder_decoder_checkpoint_without_a_layout_is_refused(tmp_path):
+    """Mouse checkpoints from before the layout was recorded had their blocks in another order."""
+    cfg = PPOConfig(num_envs=16, total_steps=16 * 8, num_steps=8, epochs=1, minibatch_size=32, hidden=(8,),
+                    value_hidden=(8,), policy="encoder_decoder", encoder_hidden=(8,), decoder_hidden=(8,),
+                    latent_size=2)
+    env = TargetVectorEnv()
+    train(env, cfg, out_dir=tmp_path)
+    with np.load(tmp_path / "checkpoint.npz") as z:
+        old = {k: z[k] for k in z.files if k != "obs_layout"}
+    np.savez(tmp_path / "old.npz", **old)
+    load_policy(tmp_path / "checkpoint.npz", env.obs_layout, env.obs_size)  # with its layout: fine
+    with pytest.raises(ValueError, match="written before checkpoints recorded their observation layout"):
+        load_policy(tmp_path / "old.npz", env.obs_layout, env.obs_size)

@@ -607,8 +607,17 @@ def layout_json(layout: Mapping[str, slice]) -> str:
     return json.dumps({k: [s.start, s.stop] for k, s in layout.items()})
 
 
-def check_layout(path, stored: str | None, layout: Mapping[str, slice], obs_size: int, trained_size: int) -> None:
-    """A clear error when a checkpoint's observations do not match the env's."""
+def check_layout(path, stored: str | None, layout: Mapping[str, slice], obs_size: int, trained_size: int,
+                 cfg: PPOConfig) -> None:
+    """A clear error when a checkpoint's observations do not match the env's.
+
+    A checkpoint without a recorded layout predates the record; its encoder–decoder policies (the
+    mouse imitation's) read the observation blocks in an order the env no longer has, so they are
+    refused rather than fed permuted observations.
+    """
+    if stored is None and cfg.policy == "encoder_decoder":
+        raise ValueError(f"{path} is an encoder-decoder checkpoint written before checkpoints recorded their "
+                         "observation layout; its observation blocks were in another order: train it again")
     if stored is not None and json.loads(stored) != json.loads(layout_json(layout)):
         have = {k: b - a for k, (a, b) in json.loads(stored).items()}
         want = {k: s.stop - s.start for k, s in layout.items()}
@@ -673,7 +682,7 @@ def load_checkpoint(path: str | Path, expect_config: PPOConfig | None = None,
         params, norm = _read_policy(z)
         if expect_layout is not None:
             size = list(expect_layout.values())[-1].stop  # a Mapping's values are not reversible
-            check_layout(path, _stored_layout(z), expect_layout, size, norm.mean.size)
+            check_layout(path, _stored_layout(z), expect_layout, size, norm.mean.size, cfg)
         opt = _unflatten({k[len("opt/"):]: jnp.asarray(z[k]) for k in z.files if k.startswith("opt/")})
         return TrainState(params, opt, norm, int(z["steps"]), int(z["iteration"]), jnp.asarray(z["key"]))
 
@@ -703,7 +712,7 @@ def ppo_policy_checkpoint(path: str | Path, obs_layout: Mapping[str, slice], obs
         _read_version(z, path)
         cfg = PPOConfig(**json.loads(str(z["config"])))
         params, norm = _read_policy(z)
-        check_layout(path, _stored_layout(z), obs_layout, obs_size, norm.mean.size)
+        check_layout(path, _stored_layout(z), obs_layout, obs_size, norm.mean.size, cfg)
     split = ObsSplit.from_layout(obs_layout, obs_size, cfg.encoder_blocks) if cfg.policy == "encoder_decoder" else None
     return PolicyCheckpoint(Path(path), "mskbench-ppo", params, np.asarray(norm.mean, np.float64),
                             np.sqrt(np.asarray(norm.var, np.float64) + 1e-8), norm.clip,
