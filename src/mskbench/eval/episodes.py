@@ -155,7 +155,8 @@ def run_episode(env: MSKEnv, policy: Policy, seed: int,
     if on_step is not None:
         on_step(env)
     h = env.handles
-    heel_adr = None if heel_index(h) is None else h.touch_adr[heel_index(h)]
+    heel_sensor = heel_index(h)
+    heel_adr = None if heel_sensor is None else h.touch_adr[heel_sensor]
     acts, qvels, heel = [], [], []
     total = 0.0
     while True:
