@@ -6,7 +6,8 @@ from pathlib import Path
 
 import click
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
+                           TimeRemainingColumn)
 
 from mskbench.catalog import suite_ids, task_id
 
@@ -70,25 +71,46 @@ def stop_note(state) -> str:
 
 
 def run_training(task, *, out_dir: Path, **kwargs):
-    """``mskbench.training.train`` with its errors as one-line command errors, progress printed per iteration."""
+    """``mskbench.training.train`` with its errors as one-line command errors: a line per iteration and,
+    on a terminal, a progress bar (steps, steps/s, latest return, time left)."""
     from mskbench.training import train
 
+    console = make_console()
+    progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                        TextColumn("{task.fields[rate]} steps/s  return {task.fields[ret]}"), TimeElapsedColumn(),
+                        TextColumn("ETA"), TimeRemainingColumn(), console=console, transient=True,
+                        disable=not console.is_terminal)
+    bar: list = []
+
     def report(row):
-        msg = (f"iter {row['iteration']} steps {row['steps']} reward/step {row['mean_reward']:.3f} "
-               f"{row['steps_per_s']:.0f} steps/s")
+        msg = f"iter {row['iteration']} steps {row['steps']}"
+        if row.get("mean_reward") is not None:
+            msg += f" reward/step {row['mean_reward']:.3f}"
+        if row.get("episode_return") is not None:
+            msg += f" return {row['episode_return']:.2f}"
+        msg += f" {row['steps_per_s']:.0f} steps/s"
+        if row.get("critic_loss") is not None:
+            msg += f" critic {row['critic_loss']:.4g} actor {row['actor_loss']:.4g}"
         if "eval" in row:
             msg += " | " + ", ".join(f"{k} {v:.3f}" for k, v in row["eval"].items() if isinstance(v, float))
-        click.echo(msg)
+        progress.console.print(msg, markup=False, highlight=False, soft_wrap=True)
+        if bar:
+            ret = row.get("episode_return")
+            progress.update(bar[0], completed=row["steps"], rate=f"{row['steps_per_s']:.0f}",
+                            ret="-" if ret is None else f"{ret:.1f}")
 
     def start(settings):
         cfg = settings["config"]
         physics = f"{settings['backend']}" + (f", {settings['impl']}" if settings["impl"] else "")
         click.echo(f"{settings['task']}: {settings['algo']}, {cfg['num_envs']} worlds ({physics}) on "
-                   f"{settings['device']}, {cfg['num_steps']}-step rollouts ({cfg['num_envs'] * cfg['num_steps']} "
-                   f"steps/iteration), evaluation on {settings['eval_env']} by {settings['metric']}")
+                   f"{settings['device']}, {cfg['num_steps']}-step iterations ({cfg['num_envs'] * cfg['num_steps']} "
+                   f"steps each), evaluation on {settings['eval_env']} by {settings['metric']}")
+        bar.append(progress.add_task(f"{settings['task']} {settings['algo']}", total=cfg["total_steps"],
+                                     rate="-", ret="-"))
 
     try:
-        return train(task, out=out_dir, on_start=start, on_iteration=report, **kwargs)
+        with progress:
+            return train(task, out=out_dir, on_start=start, on_iteration=report, **kwargs)
     except (ValueError, TypeError) as exc:
         raise click.UsageError(str(exc)) from None
     except (RuntimeError, MemoryError, FileExistsError, FileNotFoundError, ImportError) as exc:

@@ -494,19 +494,23 @@ def _settings(pairs: tuple[str, ...]) -> dict:
 @click.option("--num-envs", type=click.IntRange(min=1), default=None,
               help="Parallel worlds [default: 8 (cpu), 4096 (jax)].")
 @click.option("--rollout", type=click.IntRange(min=1), default=None,
-              help="Steps per environment per PPO iteration [default: 2048 (cpu), 64 (jax)].")
+              help="Steps per environment per iteration (one log row and checkpoint) [default: PPO 2048 (cpu), "
+                   "64 (jax); SAC 1250; DepRL 625; DynSyn-SAC 160].")
 @click.option("--hidden", type=click.IntRange(min=1), default=None,
-              help="Width of the 2-layer actor and critic [default: 1024].")
+              help="Width of every layer of the actor and the critic(s) [default: 1024].")
 @click.option("--minibatch", type=click.IntRange(min=1), default=None,
               help="[default: 256 (cpu); jax: rollout x num-envs / 64, at least 256, i.e. as many gradient "
                    "steps per epoch as Table XVI's 2048 x 8 / 256]")
 @click.option("--epochs", type=click.IntRange(min=1), default=None, help="[default: 10]")
-@click.option("--learning-rate", type=float, default=None, help="[default: 3e-4]")
+@click.option("--learning-rate", type=float, default=None,
+              help="[default: PPO 3e-4, SAC 1e-4, DepRL 5e-5 (actor), DynSyn-SAC 5e-4 decaying to 1.25e-4]")
 @click.option("--set", "extra", multiple=True, metavar="KEY=VALUE",
               help="Any other hyper-parameter of the algorithm (repeatable), e.g. --set gamma=0.98.")
 @click.option("--eval-every-steps", type=click.IntRange(min=1), default=None,
-              help="[default: 500000 (cpu), 5000000 (jax)]")
-@click.option("--eval-episodes", type=click.IntRange(min=1), default=10, show_default=True)
+              help="[default: the algorithm's (Table XVI): PPO 500000, SAC 200000, DynSyn-SAC 5000000; "
+                   "5000000 on --backend jax]")
+@click.option("--eval-episodes", type=click.IntRange(min=1), default=None,
+              help="Deterministic episodes per evaluation [default: the algorithm's, Table XVI: 10; DynSyn-SAC 3].")
 @click.option("--eval-env", type=click.Choice(["cpu", "jax"]), default=None,
               help="Where the periodic evaluation runs [default: the backend's]: cpu = the protocol's "
                    "MuJoCo C env, episode by episode; jax = the training env's physics, one world per episode, "
@@ -516,8 +520,13 @@ def _settings(pairs: tuple[str, ...]) -> dict:
 @click.option("--time-limit", type=Duration(), default=None, help=TIME_LIMIT_HELP)
 def train_cmd(task, algo, out_dir, steps, backend, impl, num_envs, rollout, hidden, minibatch, epochs, learning_rate,
               extra, eval_every_steps, eval_episodes, eval_env, seed, resume, time_limit):
-    """Train an algorithm on TASK (PPO: Table XVI defaults, 2x1024 MLPs, lr 3e-4, batch 256, 2048 steps x 8
-    envs, 10 epochs; best checkpoint by mean deterministic evaluation return).
+    """Train an algorithm on TASK with Table XVI's defaults: ppo (2x1024 MLPs, lr 3e-4, batch 256, 2048
+    steps x 8 envs, 10 epochs), sac (SBX: 2x1024 actor, twin 2x1024 critics, lr 1e-4, 8 envs, one
+    gradient step per vectorised step), deprl (DEP exploration on SAC, 3-step returns, 16 envs, 1e5
+    warm-up, 30 updates per 1,000 transitions), dynsyn (SAC through muscle-synergy groups, 3x1024,
+    64 envs, lr 5e-4 -> 1.25e-4). The best checkpoint (best.npz) is the highest mean deterministic
+    evaluation return; DepRL reports its last checkpoint (checkpoint.npz; best_return.npz is kept).
+    The SAC family trains on --backend cpu.
 
     --backend jax trains the same networks on the batched JAX env (GPU: --impl warp) and writes the
     same checkpoints. Its periodic evaluation (--eval-env jax) runs the deterministic policy on
@@ -534,12 +543,20 @@ def train_cmd(task, algo, out_dir, steps, backend, impl, num_envs, rollout, hidd
     if len(names) != 1:
         raise click.BadParameter("train takes one task", param_hint="TASK")
     config = _settings(extra)
-    for key, value in (("num_envs", num_envs), ("num_steps", rollout), ("minibatch_size", minibatch),
-                       ("epochs", epochs), ("learning_rate", learning_rate)):
+    ppo = algo == "ppo"
+    if epochs is not None and not ppo:
+        raise click.BadParameter(f"--epochs is PPO's (passes over each rollout); {algo} is off-policy",
+                                 param_hint="--epochs")
+    for key, value in (("num_envs", num_envs), ("num_steps", rollout),
+                       ("minibatch_size" if ppo else "batch_size", minibatch), ("epochs", epochs),
+                       ("learning_rate", learning_rate)):
         if value is not None:
             config[key] = value
-    if hidden is not None:
-        config.update(hidden=(hidden, hidden), value_hidden=(hidden, hidden))
+    if hidden is not None:  # every layer of the actor and the critic(s) this wide
+        from mskbench.training import resolve_config
+
+        layers = len(resolve_config(algo, names[0], backend, {}).hidden)
+        config.update({"hidden": (hidden,) * layers, ("value_hidden" if ppo else "critic_hidden"): (hidden,) * layers})
     run = run_training(names[0], out_dir=out_dir, algo=algo, backend=backend, impl=impl, steps=steps, seed=seed,
                        resume=resume, time_limit_s=time_limit, eval_episodes=eval_episodes,
                        eval_every_steps=eval_every_steps, eval_env=eval_env, **config)
@@ -579,6 +596,84 @@ def export_policy_cmd(run: Path, out: Path, overwrite: bool):
         raise click.ClickException(f"cannot export {src}: {exc}") from None
     click.echo(f"wrote {out} ({out.stat().st_size / 1e6:.1f} MB; the checkpoint {src} is "
                f"{src.stat().st_size / 1e6:.1f} MB)")
+
+
+@main.command("synergies")
+@click.argument("task")
+@click.option("--out", type=click.Path(path_type=Path), required=True,
+              help="The groups file to write (.json); read back by mskbench.agents.dynsyn.SynergyGroups.from_json.")
+@click.option("--steps", type=click.IntRange(min=1), default=None,
+              help="Control steps to record, a multiple of the 100-sample correlation window "
+                   "[default: 25600, where the DynSyn authors report the grouping converged].")
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Seeds the kicks, the starts and the k-medoids restarts.")
+@click.option("--groups", "n_groups", type=click.IntRange(min=1), default=None,
+              help="Number of groups, shared among the body sides by size [default: 76, MSK-Bench's DynSyn-SAC].")
+@click.option("--restarts", type=click.IntRange(min=1), default=None,
+              help="k-medoids (FasterPAM) starts per body side [default: 20, DynSyn's].")
+@click.option("--force", "--overwrite", "force", is_flag=True, help="Replace OUT if it exists.")
+@click.option("--json", "as_json", is_flag=True, help="Print the groups as JSON instead of a table.")
+def synergies_cmd(task, out, steps, seed, n_groups, restarts, force, as_json):
+    """DynSyn muscle groups of TASK's body, saved to OUT.
+
+    The body is simulated without excitation, its joints kicked to random
+    velocities every 10 control steps (root held, contacts off); muscles whose
+    lengths move together (cosine similarity of the min-max normalised
+    lengths in 100-sample windows) are grouped by k-medoids, each body side on
+    its own, so no group mixes left and right muscles (mskbench.agents.dynsyn).
+    """
+    from mskbench.agents import dynsyn
+
+    names = task_list(task)
+    if len(names) != 1:
+        raise click.BadParameter("synergies takes one task", param_hint="TASK")
+    if out.is_dir():
+        raise click.BadParameter(f"{out} is a directory; give a file name ending in .json", param_hint="--out")
+    if out.suffix.lower() != ".json":
+        raise click.BadParameter(f"{out} must end in .json", param_hint="--out")
+    if not out.parent.is_dir():
+        raise click.BadParameter(f"directory {out.parent} does not exist", param_hint="--out")
+    if out.exists() and not force:
+        raise click.UsageError(f"{out} exists; pass --force to replace it")
+    steps = dynsyn.DEFAULT_STEPS if steps is None else steps
+    if steps % dynsyn.CORRELATION_WINDOW:
+        raise click.BadParameter(f"{steps} is not a multiple of the {dynsyn.CORRELATION_WINDOW}-sample "
+                                 "correlation window", param_hint="--steps")
+    console = make_console()
+    with progress_bar(console) as progress:
+        jobs = {}
+
+        def report(stage, done, total):
+            if stage not in jobs:
+                jobs[stage] = progress.add_task(f"{names[0]}: {stage}", total=total)
+            progress.update(jobs[stage], completed=done)
+
+        try:
+            groups = dynsyn.compute_groups(
+                names[0], steps=steps, seed=seed,
+                n_groups=dynsyn.DEFAULT_N_GROUPS if n_groups is None else n_groups,
+                restarts=dynsyn.RESTARTS if restarts is None else restarts, progress=report)
+        except ValueError as exc:
+            raise click.UsageError(str(exc)) from None
+    try:
+        groups.to_json(out, overwrite=force)
+    except OSError as exc:
+        raise click.ClickException(f"cannot write {out}: {exc}") from None
+    if as_json:
+        click.echo(json.dumps({"out": str(out), "sizes": groups.sizes, **groups.as_dict()}, indent=2))
+        return
+    sides = dynsyn.muscle_sides(groups.muscle_names)
+    table = Table(title=f"{names[0]} ({groups.params['body']}): {groups.n_groups} DynSyn groups of "
+                        f"{groups.n_muscles} muscles, {steps} steps, seed {seed}")
+    for col in ("group", "side", "size", "representative", "muscles"):
+        table.add_column(col, justify="right" if col in ("group", "size") else "left")
+    for g, (rep, members) in enumerate(zip(groups.representative, groups.groups)):
+        table.add_row(str(g), sides[rep], str(len(members)), groups.muscle_names[rep],
+                      ", ".join(groups.muscle_names[i] for i in members))
+    _print_table(table, console)
+    sizes = sorted(groups.sizes)
+    click.echo(f"wrote {groups.n_groups} groups (sizes {sizes[0]}..{sizes[-1]}, median "
+               f"{sizes[len(sizes) // 2]}) to {out}")
 
 
 @main.command("render")

@@ -214,7 +214,7 @@ EVALUATIONS: dict[str, Callable[[Task, int, str, str], Evaluation]] = {"MouseImi
 # -- the run -------------------------------------------------------------------------------------
 def train(task: str | Task, algo: str = "ppo", *, backend: str = "cpu", impl: str | None = None,
           out: str | Path | None = None, steps: int | None = None, seed: int = 0, resume: bool = False,
-          time_limit_s: float | None = None, eval_episodes: int = 10, eval_every_steps: int | None = None,
+          time_limit_s: float | None = None, eval_episodes: int | None = None, eval_every_steps: int | None = None,
           eval_env: str | None = None, task_options: Mapping[str, Any] | None = None,
           on_start: Callable[[dict], None] | None = None, on_iteration: Callable[[dict], None] | None = None,
           **config: Any) -> Run:
@@ -241,10 +241,11 @@ def train(task: str | Task, algo: str = "ppo", *, backend: str = "cpu", impl: st
         Stop after the first iteration that ends past this many seconds (it is
         evaluated and checkpointed; ``resume`` continues it).
     eval_episodes, eval_every_steps, eval_env:
-        The periodic evaluation: episodes, cadence in environment steps
-        (default 5e5 on ``cpu``, 5e6 on ``jax``), and where it runs (``cpu``:
-        the protocol env; ``jax``: batched on the training physics; default:
-        the backend's).
+        The periodic evaluation: episodes (default: the algorithm's, Table
+        XVI), cadence in environment steps (default: the algorithm's on
+        ``cpu`` — PPO 5e5, SAC 2e5, DynSyn-SAC 5e6 —, 5e6 on ``jax``), and
+        where it runs (``cpu``: the protocol env; ``jax``: batched on the
+        training physics; default: the backend's).
     on_start, on_iteration:
         Called with the resolved settings (``run.json``'s, plus the device) once the environment is
         built, and with each iteration's log row.
@@ -259,10 +260,13 @@ def train(task: str | Task, algo: str = "ppo", *, backend: str = "cpu", impl: st
     _check_choice("eval_env", eval_env, BACKENDS)
     if eval_env == "jax" and backend != "jax":
         raise ValueError("eval_env='jax' needs backend='jax'")
+    alg = algorithm(algo)
+    if backend not in alg.backends:
+        raise ValueError(f"{algo} trains on backend {' or '.join(map(repr, alg.backends))}, not {backend!r}")
+    eval_episodes = alg.eval_episodes if eval_episodes is None else eval_episodes
     if eval_episodes < 1:
         raise ValueError(f"eval_episodes must be >= 1, got {eval_episodes}")
     impl = impl or "warp"
-    alg = algorithm(algo)
     require_jax("training")
     if isinstance(task, Task):
         if task_options:
@@ -274,16 +278,19 @@ def train(task: str | Task, algo: str = "ppo", *, backend: str = "cpu", impl: st
     overrides = dict(config, seed=seed)
     if steps is not None:
         overrides["total_steps"] = int(steps)
-    elif "total_steps" not in PRESETS.get((algo, name), {}).get("all", {}):
+    elif "total_steps" not in PRESETS.get((algo, name), {}).get("all", {}) and \
+            "total_steps" not in alg.defaults.get(backend, {}):
         overrides.setdefault("total_steps", TOTAL_STEPS)
     cfg = resolve_config(algo, name, backend, overrides)
     batch = cfg.num_envs * cfg.num_steps
     if eval_every_steps is None:
         eval_every_steps = (MOUSE_EVAL_EVERY_ITERATIONS * batch if name in EVALUATIONS
+                            else alg.eval_every_steps or EVAL_EVERY_STEPS[backend] if backend == "cpu"
                             else EVAL_EVERY_STEPS[backend])
     settings = {"task": name, "task_options": task_settings(task_obj), "algo": algo, "backend": backend,
                 "impl": impl if backend == "jax" else None, "eval_env": eval_env, "eval_episodes": eval_episodes,
-                "eval_every_steps": int(eval_every_steps), "config": _jsonable(dataclasses.asdict(cfg)),
+                "eval_every_steps": int(eval_every_steps), "checkpoint_rule": alg.checkpoint_rule,
+                "config": _jsonable(dataclasses.asdict(cfg)),
                 "mskbench_version": __version__}
     out_dir = Path(out) if out is not None else None
     if out_dir is not None:
@@ -296,7 +303,8 @@ def train(task: str | Task, algo: str = "ppo", *, backend: str = "cpu", impl: st
         out_dir.mkdir(parents=True, exist_ok=True)
         (out_dir / RUN_FILE).write_text(json.dumps(settings, indent=2))
     best = BestCheckpoint(out_dir, BEST_FILE, evaluation.metric, lower_is_better=evaluation.lower_is_better,
-                          resume=resume) if out_dir is not None else None
+                          resume=resume, copy_to="best.npz" if alg.checkpoint_rule == "best" else "best_return.npz") \
+        if out_dir is not None else None
     run = Run(out_dir, name, algo, backend, settings, metric=evaluation.metric)
     if on_start is not None:
         import jax

@@ -4,8 +4,9 @@ An algorithm is an :class:`Algorithm`: its hyper-parameter dataclass (defaults:
 Table XVI), the per-backend defaults a run starts from, the training loop
 (any :class:`~mskbench.envs.protocols.VectorEnv` or
 :class:`~mskbench.envs.protocols.BatchedEnv`) and its checkpoint reader.
-:func:`mskbench.training.train` runs any of them; the upcoming SAC, DepRL and
-DynSyn-SAC plug in here. Importing this module loads no JAX.
+:func:`mskbench.training.train` runs any of them: PPO (:mod:`mskbench.agents.ppo`)
+and the SAC family (:mod:`mskbench.agents.sac`: SAC, DepRL, DynSyn-SAC).
+Importing this module loads no JAX.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from mskbench.agents import ppo
+from mskbench.agents import ppo, sac
 
 
 @dataclass(frozen=True)
@@ -36,6 +37,16 @@ class Algorithm:
     defaults: Mapping[str, Mapping[str, Any]]
     train: Callable[..., Any]
     derive: Callable[[Any, Mapping[str, Any], str], Any] = lambda config, given, backend: config
+    #: Backends it trains on.
+    backends: tuple[str, ...] = ("cpu", "jax")
+    #: Its evaluation protocol during training (Table XVI): environment steps between evaluations
+    #: (None: the backend's default) and deterministic episodes per evaluation.
+    eval_every_steps: int | None = None
+    eval_episodes: int = 10
+    #: Which checkpoint a run's evaluation uses: ``"best"`` (highest mean evaluation return, kept as
+    #: ``best.npz``) or ``"last"`` (the latest ``checkpoint.npz``; the best is still kept, as
+    #: ``best_return.npz``).
+    checkpoint_rule: str = "best"
 
     def config(self, backend: str, **overrides: Any) -> Any:
         """The resolved hyper-parameters for ``backend`` with ``overrides``; an unknown name is a
@@ -67,6 +78,45 @@ ALGORITHMS: dict[str, Algorithm] = {
                   "jax": {"num_envs": 4096, "num_steps": 64}},
         train=ppo.train,
         derive=_ppo_minibatch,
+        eval_every_steps=500_000,
+    ),
+    "sac": Algorithm(
+        name="sac",
+        summary="Soft Actor-Critic (SBX, JAX; Table XVI: 2x1024 actor, twin 2x1024 critics, lr 1e-4, 8 envs, "
+                "one gradient step per vectorised step)",
+        config_class=sac.SACConfig,
+        defaults={"cpu": {}},
+        train=sac.train,
+        derive=sac.derive,
+        backends=("cpu",),
+        eval_every_steps=200_000,
+    ),
+    "deprl": Algorithm(
+        name="deprl",
+        summary="DepRL: DEP exploration on SAC (SBX) with 3-step returns (Table XVI: 16 envs, actor lr 5e-5, "
+                "critic 8e-5, 1e5 warm-up, 30 updates per 1,000 transitions; the last checkpoint is reported)",
+        config_class=sac.SACConfig,
+        defaults={"cpu": {"num_envs": 16, "num_steps": 625, "learning_rate": 5e-5, "critic_learning_rate": 8e-5,
+                          "n_steps": 3, "learning_starts": 100_000, "gradient_steps": 30, "exploration": "dep",
+                          "total_steps": 100_000_000}},
+        train=sac.train,
+        derive=sac.derive,
+        backends=("cpu",),
+        checkpoint_rule="last",
+    ),
+    "dynsyn": Algorithm(
+        name="dynsyn",
+        summary="DynSyn-SAC: SAC (SBX) acting through muscle-synergy groups (Table XVI: 64 envs, 3x1024 "
+                "networks, lr 5e-4 -> 1.25e-4 linear, one gradient step per vectorised step)",
+        config_class=sac.SACConfig,
+        defaults={"cpu": {"num_envs": 64, "num_steps": 160, "hidden": (1024,) * 3, "critic_hidden": (1024,) * 3,
+                          "learning_rate": 5e-4, "learning_rate_final": 1.25e-4, "action_map": "dynsyn",
+                          "total_steps": 50_000_000}},
+        train=sac.train,
+        derive=sac.derive,
+        backends=("cpu",),
+        eval_every_steps=5_000_000,
+        eval_episodes=3,
     ),
 }
 

@@ -1,8 +1,8 @@
 """Policy checkpoints, whatever trained them: finding, reading, exporting, keeping the best.
 
 A checkpoint is a ``.npz`` file. Its ``format`` entry names the trainer
-(absent: ``"mskbench-ppo"``, our PPO in :mod:`mskbench.agents.ppo`, the only
-one so far). Every format reduces to a
+(absent: ``"mskbench-ppo"``, our PPO in :mod:`mskbench.agents.ppo`;
+``"mskbench-sac"``: the SAC family of :mod:`mskbench.agents.sac`). Every format reduces to a
 :class:`~mskbench.agents.base.PolicyCheckpoint` (normalisation, parameters,
 a deterministic network), which is all the evaluation protocol needs.
 """
@@ -19,7 +19,7 @@ import numpy as np
 
 from mskbench.agents.base import PolicyCheckpoint
 
-FORMATS = ("mskbench-ppo",)
+FORMATS = ("mskbench-ppo", "mskbench-sac")
 
 
 def checkpoint_path(spec: str):
@@ -48,8 +48,8 @@ class BestCheckpoint:
     """
 
     def __init__(self, run_dir: Path, record: str, metric: str, *, lower_is_better: bool = False,
-                 resume: bool = False):
-        self.run_dir, self.metric, self.lower = Path(run_dir), metric, lower_is_better
+                 resume: bool = False, copy_to: str = "best.npz"):
+        self.run_dir, self.metric, self.lower, self.copy_to = Path(run_dir), metric, lower_is_better, copy_to
         self.record = self.run_dir / record
         self.best = json.loads(self.record.read_text())[metric] if resume and self.record.exists() else None
 
@@ -58,7 +58,7 @@ class BestCheckpoint:
         if self.best is not None and not (value < self.best if self.lower else value > self.best):
             return False
         self.best = value
-        shutil.copyfile(self.run_dir / "checkpoint.npz", self.run_dir / "best.npz")
+        shutil.copyfile(self.run_dir / "checkpoint.npz", self.run_dir / self.copy_to)
         self.record.write_text(json.dumps({self.metric: value, **info}))
         return True
 
@@ -74,7 +74,10 @@ def checkpoint_format(path: str | Path) -> str:
 def load(path: str | Path, obs_layout: Mapping[str, slice], obs_size: int) -> PolicyCheckpoint:
     """The deterministic policy of the checkpoint at ``path`` for a task with this observation layout."""
     path = Path(path)
-    checkpoint_format(path)  # a checkpoint this version cannot read is an error that says so
+    if checkpoint_format(path) == "mskbench-sac":  # a format this version cannot read is an error that says so
+        from mskbench.agents.sac import sac_policy_checkpoint
+
+        return sac_policy_checkpoint(path, obs_layout, obs_size)
     from mskbench.agents.ppo import ppo_policy_checkpoint
 
     return ppo_policy_checkpoint(path, obs_layout, obs_size)
@@ -84,7 +87,10 @@ def export_policy(src: str | Path, dst: str | Path) -> Path:
     """Write the policy of checkpoint ``src`` to ``dst`` without what only training needs (for our
     PPO: the critic, the optimiser's moments, the RNG key): a smaller file that evaluates with the
     same actions and cannot be resumed."""
-    checkpoint_format(src)
+    if checkpoint_format(src) == "mskbench-sac":
+        from mskbench.agents.sac import export_policy as export_sac_policy
+
+        return export_sac_policy(src, dst)
     from mskbench.agents.ppo import export_policy as export_ppo_policy
 
     return export_ppo_policy(src, dst)
