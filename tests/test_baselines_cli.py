@@ -19,6 +19,7 @@ pytest.importorskip("jax", reason="JAX not installed")
 pytest.importorskip("sbx", reason="sbx-rl not installed (pip install -e '.[offpolicy]')")
 
 from mskbench.cli import main  # noqa: E402
+from mskbench.training import Run  # noqa: E402
 
 #: Small networks and a short run on Stand (2 worlds x 100 steps per iteration).
 SMALL = ["--num-envs", "2", "--rollout", "100", "--hidden", "32", "--eval-every-steps", "200",
@@ -64,12 +65,19 @@ def test_each_baseline_trains_resumes_and_evaluates_through_the_cli(tmp_path, al
     assert [r["steps"] for r in rows] == [200, 400] and all("eval" in r for r in rows)
     # DepRL reports its last checkpoint (Table XVI); the others their best evaluation.
     assert (run / "best.npz").exists() == (algo != "deprl")
+    assert Run.load(run).best_path.name == ("checkpoint.npz" if algo == "deprl" else "best.npz")
+    best = max(rows, key=lambda r: r["eval"]["mean_return"])  # ties: the earliest
+    assert Run.load(run).peak_efficiency() == (best["steps"], best["eval"]["mean_return"])
     result = runner.invoke(main, ["eval", "--task", "Stand", "--policy", str(run), "--episodes", "1",
                                   "--store", str(tmp_path / "results.db")])
     assert result.exit_code == 0, result.output
     assert "Stand" in result.output
     result = runner.invoke(main, ["train", "Stand", "--out", str(run), "--steps", "400", *_args(algo, groups)])
     assert result.exit_code != 0 and "already holds a run" in result.output
+    other = "sac" if algo != "sac" else "ppo"
+    result = runner.invoke(main, ["train", "Stand", "--out", str(run), "--steps", "600", "--resume",
+                                  *_args(other, groups)])
+    assert result.exit_code != 0 and "other settings" in result.output and "Traceback" not in result.output
 
 
 @pytest.mark.slow

@@ -205,7 +205,7 @@ def _protocol_options(f):
         click.option("--family", type=click.Choice(["stabilization", "locomotion", "interaction"]), default=None,
                      help="Only the tasks of one family."),
         click.option("--policy", "policy_spec", default="zero", show_default=True,
-                     help="Built-in (zero, passive, random), a PPO checkpoint (.npz or run directory) "
+                     help="Built-in (zero, passive, random), a checkpoint of any trainer (.npz or run directory) "
                           "or 'package.module:factory'."),
         click.option("--method", default=None, help="Method name in the store (default: the policy spec)."),
         click.option("--episodes", type=click.IntRange(min=1), default=50, show_default=True),
@@ -217,7 +217,7 @@ def _protocol_options(f):
         click.option("--address", default=None, help="Ray cluster address (with --executor ray)."),
         click.option("--backend", type=click.Choice(BACKENDS), default="cpu", show_default=True,
                      help="cpu: episodes on the MuJoCo C env via --executor (any policy); jax: episodes and "
-                          "perturbation scales batched on the JAX env (built-ins and PPO checkpoints; "
+                          "perturbation scales batched on the JAX env (built-ins and checkpoints; "
                           "--executor, --workers and --address do not apply)."),
         click.option("--impl", type=click.Choice(["warp", "jax", "cpu"]), default="warp", show_default=True,
                      help="Physics of --backend jax: warp (MuJoCo Warp, NVIDIA GPU), jax (MJX) or cpu "

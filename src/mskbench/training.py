@@ -102,13 +102,26 @@ class Run:
 
     @property
     def best_path(self) -> Path | None:
-        """The checkpoint an evaluation of this run uses (``best.npz``, else the latest)."""
+        """The checkpoint an evaluation of this run uses (``best.npz`` under the best-return rule, else
+        the latest ``checkpoint.npz``)."""
         if self.out_dir is None:
             return None
         for name in ("best.npz", "checkpoint.npz"):
             if (self.out_dir / name).is_file():
                 return self.out_dir / name
         return None
+
+    def peak_efficiency(self):
+        """``(T_max, R_max)`` of App. A-B5 (Eqs. 11-12) from this run's evaluations: the earliest
+        evaluated step with the highest mean evaluation return, and that return (suite tasks)."""
+        from mskbench.metrics import peak_efficiency
+
+        rows = [(r["steps"], r["eval"]["mean_return"]) for r in self.history
+                if "mean_return" in r.get("eval", {})]
+        if not rows:
+            raise ValueError("this run has no evaluation with a mean return yet")
+        steps, returns = zip(*rows)
+        return peak_efficiency(steps, returns)
 
     @classmethod
     def load(cls, out_dir: str | Path) -> "Run":

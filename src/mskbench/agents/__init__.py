@@ -111,6 +111,7 @@ ALGORITHMS: dict[str, Algorithm] = {
         config_class=sac.SACConfig,
         defaults={"cpu": {"num_envs": 64, "num_steps": 160, "hidden": (1024,) * 3, "critic_hidden": (1024,) * 3,
                           "learning_rate": 5e-4, "learning_rate_final": 1.25e-4, "action_map": "dynsyn",
+                          "learning_starts": 10_000,
                           "total_steps": 50_000_000}},
         train=sac.train,
         derive=sac.derive,

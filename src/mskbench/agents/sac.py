@@ -85,6 +85,9 @@ class SACConfig:
     gamma: float = 0.99
     tau: float = 0.005
     ent_coef: str = "auto"
+    #: The entropy target of ``ent_coef="auto"``: ``"auto"`` is −(action size), except under the DynSyn map,
+    #: where it is −(number of groups), as MSK-Bench's DynSyn-SAC sets it.
+    target_entropy: str | float = "auto"
     log_std_init: float = -3.0
     exploration: str = "gaussian"
     #: DEP settings (``mskbench.agents.dep.DEPConfig`` fields) for ``exploration="dep"``.
@@ -257,6 +260,13 @@ def _action_map(cfg: SACConfig, env: VectorEnv) -> tuple[int, Any, dict]:
     return dynsyn.learner_action_map(cfg.dynsyn, env)
 
 
+def _target_entropy(cfg: SACConfig, action_map: Any) -> str | float:
+    if cfg.target_entropy != "auto":
+        return float(cfg.target_entropy)
+    groups = getattr(action_map, "groups", None)
+    return -float(groups.n_groups) if groups is not None else "auto"
+
+
 def build_model(env: VectorEnv, cfg: SACConfig):
     """The SBX model on ``env`` (normalised observations), with DEP when configured; and the DynSyn map."""
     from stable_baselines3.common.vec_env import VecNormalize
@@ -272,7 +282,7 @@ def build_model(env: VectorEnv, cfg: SACConfig):
         batch_size=cfg.batch_size, tau=cfg.tau, gamma=cfg.gamma, train_freq=cfg.train_freq,
         gradient_steps=cfg.gradient_steps, n_steps=cfg.n_steps,
         ent_coef=cfg.ent_coef if cfg.ent_coef == "auto" else float(cfg.ent_coef),
-        policy_kwargs=policy_kwargs, seed=cfg.seed, verbose=0)
+        target_entropy=_target_entropy(cfg, action_map), policy_kwargs=policy_kwargs, seed=cfg.seed, verbose=0)
     if cfg.exploration == "dep":
         from mskbench.agents.dep import DEPConfig, DEPExploration
 
