@@ -91,3 +91,14 @@ def test_resume_refuses_other_settings_and_missing_runs(tmp_path):
         train(TargetVectorEnv(num_envs=8), cfg, out_dir=tmp_path / "none", resume=True)
     with pytest.raises(ValueError, match="exploration must be one of gaussian, dep"):
         SACConfig(exploration="noise")
+
+
+def test_a_checkpoint_refuses_an_env_with_other_observation_blocks(tmp_path):
+    cfg = SACConfig(**SMALL, total_steps=400)
+    env = TargetVectorEnv(num_envs=8)
+    train(env, cfg, out_dir=tmp_path)
+    other = {"task/reference": slice(0, 1), "proprio": slice(1, 3)}
+    with pytest.raises(ValueError, match="trained on observation blocks"):
+        load_policy(tmp_path / "checkpoint.npz", other, 3)
+    with pytest.raises(ValueError, match="expects observations of size 3"):
+        load_policy(tmp_path / "checkpoint.npz", env.obs_layout, 4)

@@ -204,7 +204,7 @@ def _model_class() -> type:
         #: Replay rows (vectorised steps) ever stored, and how many of them are saved.
         replay_rows: int = 0
         replay_rows_saved: int = 0
-        #: World-steps acted by DEP and by the policy since the start (or the resume).
+        #: World-steps acted by DEP and by the policy in the current iteration.
         dep_steps: int = 0
         policy_steps: int = 0
         #: The run's total steps: the learning-rate schedule's horizon across ``learn`` calls.
@@ -337,6 +337,7 @@ def train(env: VectorEnv, cfg: SACConfig, *, out_dir: str | Path | None = None, 
         t0 = time.perf_counter()
         chunk = min(batch, cfg.total_steps - state.steps)
         venv.venv.episode_returns.clear()
+        model.dep_steps = model.policy_steps = 0
         model.run_total_steps = cfg.total_steps
         model.learn(chunk, callback=Clock(), reset_num_timesteps=False, log_interval=10**9)
         done_steps = int(model.num_timesteps) - state.steps
