@@ -10,15 +10,17 @@ different kinds of preceding work of about one control step's length:
 
 * nothing (warm);
 * ``mj_step(nstep=10)`` on MyoFullBody (the env's physics);
-* a pure-Python busy loop (touches almost no memory) and ``time.sleep``.
+* a pure-Python busy loop of 0.1 / 1 / 3 / 7 ms (a few bytes of state, no
+  clock read or system call inside) and ``time.sleep(0.007)``.
 
-If only the physics evicted the env's working set, the busy loop would leave
-the next call warm. It does not: after any ~7 ms, the small NumPy call costs
-~20x its warm time, and the cost grows with the length of the preceding work
-(0.1 / 1 / 3 / 7 ms are reported). On this shared 2-core virtual machine the
-caches the Python and NumPy code paths run from are lost with wall time, not
-only through the physics, so the env's outside-physics cost there scales with
-the breadth of the code it runs per step.
+Measured on the 2-core development VM (medians, µs; NumPy function / Python
+function): warm 3.0 / 2.3; after the physics 16 / 19; after the 7 ms busy
+loop 75 / 14, after 3 ms 33 / 9, after 1 ms 9 / 5; after sleeping 7 ms
+108 / 28. A loop that touches no memory leaves the next NumPy call slower
+than the physics does, and the cost grows with the loop's length: on this
+machine the caches the interpreter and NumPy run from decay with wall time,
+not only through what the physics touches. The env's step runs many
+distinct NumPy code paths once each, and pays this on each of them.
 
     OMP_NUM_THREADS=1 python benchmarks/cold_cache.py
 """
@@ -45,6 +47,14 @@ def _python_fn():
     return s
 
 
+def _spin(n: int) -> int:
+    """A pure-Python busy loop: a few bytes of state, no memory traffic, no system call."""
+    s = 0
+    for i in range(n):
+        s ^= i
+    return s
+
+
 def _time_after(work, fn, n: int = 200) -> float:
     """Median time (µs) of ``fn()`` right after ``work()``."""
     times = []
@@ -66,12 +76,14 @@ def main() -> None:
     m, d = env.model, env.data
     a, b = np.zeros(m.nq), np.zeros(m.nu)
 
+    def count_for(seconds: float) -> int:  # loop iterations that take about this long (no clock read inside)
+        n, t = 10_000, time.perf_counter()
+        _spin(n)
+        return max(1, int(n * seconds / (time.perf_counter() - t)))
+
     def spin(seconds: float):
-        def work():
-            t = time.perf_counter()
-            while time.perf_counter() - t < seconds:
-                pass
-        return work
+        n = count_for(seconds)
+        return lambda: _spin(n)
 
     def physics():
         mujoco.mj_step(m, d, nstep=10)
