@@ -92,8 +92,10 @@ def test_the_training_api_records_its_settings_resumes_and_refuses_bad_input(tmp
 
     kw = dict(steps=64, num_envs=2, num_steps=16, epochs=1, minibatch_size=16, encoder_hidden=(8,),
               decoder_hidden=(8,), value_hidden=(8,), latent_size=2, task_options={"synthetic_clips": 1})
-    with pytest.raises(ValueError, match="unknown algorithm 'sac'; valid algorithms: ppo"):
-        mskbench.train("MouseImitation", algo="sac", **kw)
+    with pytest.raises(ValueError, match="unknown algorithm 'mpo'; valid algorithms: ppo, sac, deprl, dynsyn"):
+        mskbench.train("MouseImitation", algo="mpo", **kw)
+    with pytest.raises(ValueError, match="sac trains on backend 'cpu', not 'jax'"):
+        mskbench.train("MouseImitation", algo="sac", backend="jax", steps=64)
     with pytest.raises(ValueError, match="ppo has no setting 'hiden'; its settings: .*hidden"):
         mskbench.train("MouseImitation", hiden=(8,), **kw)
     with pytest.raises(ValueError, match="backend must be one of 'cpu', 'jax'"):
