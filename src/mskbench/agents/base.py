@@ -13,7 +13,8 @@ or batched on a device (:mod:`mskbench.eval.batched`):
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import json
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -71,3 +72,62 @@ class PolicyCheckpoint:
                 pass
 
         return CheckpointPolicy()
+
+
+# -- checkpoint files, whatever trained them -----------------------------------------------------------
+def flatten_tree(tree, prefix: str = "") -> dict[str, np.ndarray]:
+    """A tree of dicts, lists and arrays as ``{"a/0/b": array}`` (what an ``.npz`` file holds)."""
+    out = {}
+    if isinstance(tree, dict):
+        for k, v in tree.items():
+            out.update(flatten_tree(v, f"{prefix}{k}/"))
+    elif isinstance(tree, (list, tuple)):
+        for i, v in enumerate(tree):
+            out.update(flatten_tree(v, f"{prefix}{i}/"))
+    else:
+        out[prefix.rstrip("/")] = np.asarray(tree)
+    return out
+
+
+def unflatten_tree(flat: Mapping[str, Any]):
+    """The tree of :func:`flatten_tree` back (keys that are all digits become lists)."""
+    root: dict = {}
+    for path, value in flat.items():
+        node = root
+        parts = path.split("/")
+        for p in parts[:-1]:
+            node = node.setdefault(p, {})
+        node[parts[-1]] = value
+
+    def fix(node):
+        if isinstance(node, dict):
+            if node and all(k.isdigit() for k in node):
+                return [fix(node[str(i)]) for i in range(len(node))]
+            return {k: fix(v) for k, v in node.items()}
+        return node
+
+    return fix(root)
+
+
+def savez_atomic(path: Path, arrays: dict) -> None:
+    """``np.savez`` to a temporary file, then a rename: a kill never leaves a torn file at ``path``."""
+    tmp = path.with_name(path.name + ".tmp.npz")
+    np.savez(tmp, **arrays)
+    tmp.replace(path)
+
+
+def layout_json(layout: Mapping[str, slice]) -> str:
+    """An observation layout as JSON: block name -> [start, stop]."""
+    return json.dumps({k: [s.start, s.stop] for k, s in layout.items()})
+
+
+def check_obs_layout(path, stored: str | None, layout: Mapping[str, slice] | None, obs_size: int | None,
+                     trained_size: int) -> None:
+    """A clear error when a checkpoint's observations (its recorded ``stored`` layout, ``trained_size``)
+    do not match the env's (``layout``, ``obs_size``); a ``None`` is not checked."""
+    if stored is not None and layout is not None and json.loads(stored) != json.loads(layout_json(layout)):
+        have = {k: b - a for k, (a, b) in json.loads(stored).items()}
+        want = {k: s.stop - s.start for k, s in layout.items()}
+        raise ValueError(f"{path} was trained on observation blocks (sizes) {have}; this task's are {want}")
+    if obs_size is not None and trained_size != obs_size:
+        raise ValueError(f"checkpoint {path} expects observations of size {trained_size}, the task has {obs_size}")

@@ -42,7 +42,8 @@ from typing import Any
 import numpy as np
 
 from mskbench._jax import require_jax
-from mskbench.agents.base import PolicyCheckpoint, normalize
+from mskbench.agents.base import (PolicyCheckpoint, check_obs_layout, flatten_tree, layout_json, normalize,
+                                  savez_atomic, unflatten_tree)
 from mskbench.envs.protocols import BatchedEnv, VectorEnv
 
 log = logging.getLogger(__name__)
@@ -570,43 +571,6 @@ def make_policy(params, norm: RunningNorm, cfg: PPOConfig, split: ObsSplit | Non
 
 
 # -- checkpoints ----------------------------------------------------------------------------
-def _flatten(tree, prefix="") -> dict[str, np.ndarray]:
-    out = {}
-    if isinstance(tree, dict):
-        for k, v in tree.items():
-            out.update(_flatten(v, f"{prefix}{k}/"))
-    elif isinstance(tree, (list, tuple)):
-        for i, v in enumerate(tree):
-            out.update(_flatten(v, f"{prefix}{i}/"))
-    else:
-        out[prefix.rstrip("/")] = np.asarray(tree)
-    return out
-
-
-def _unflatten(flat: dict[str, np.ndarray]):
-    root: dict = {}
-    for path, value in flat.items():
-        node = root
-        parts = path.split("/")
-        for p in parts[:-1]:
-            node = node.setdefault(p, {})
-        node[parts[-1]] = value
-
-    def fix(node):
-        if isinstance(node, dict):
-            if node and all(k.isdigit() for k in node):
-                return [fix(node[str(i)]) for i in range(len(node))]
-            return {k: fix(v) for k, v in node.items()}
-        return node
-
-    return fix(root)
-
-
-def layout_json(layout: Mapping[str, slice]) -> str:
-    """An observation layout as JSON: block name -> [start, stop]."""
-    return json.dumps({k: [s.start, s.stop] for k, s in layout.items()})
-
-
 def check_layout(path, stored: str | None, layout: Mapping[str, slice], obs_size: int, trained_size: int,
                  cfg: PPOConfig) -> None:
     """A clear error when a checkpoint's observations do not match the env's.
@@ -618,33 +582,21 @@ def check_layout(path, stored: str | None, layout: Mapping[str, slice], obs_size
     if stored is None and cfg.policy == "encoder_decoder":
         raise ValueError(f"{path} is an encoder-decoder checkpoint written before checkpoints recorded their "
                          "observation layout; its observation blocks were in another order: train it again")
-    if stored is not None and json.loads(stored) != json.loads(layout_json(layout)):
-        have = {k: b - a for k, (a, b) in json.loads(stored).items()}
-        want = {k: s.stop - s.start for k, s in layout.items()}
-        raise ValueError(f"{path} was trained on observation blocks (sizes) {have}; this task's are {want}")
-    if trained_size != obs_size:
-        raise ValueError(f"checkpoint {path} expects observations of size {trained_size}, the task has {obs_size}")
+    check_obs_layout(path, stored, layout, obs_size, trained_size)
 
 
 def save_checkpoint(path: Path, state: TrainState, cfg: PPOConfig, layout: Mapping[str, slice] | None = None) -> None:
     """Write atomically (temp file + rename): a kill never leaves a torn checkpoint. ``layout``
     (the env's observation layout) is recorded, so evaluation and resume can check it."""
-    flat = {f"params/{k}": v for k, v in _flatten(state.params).items()}
-    flat.update({f"opt/{k}": v for k, v in _flatten(state.opt_state).items()})
+    flat = {f"params/{k}": v for k, v in flatten_tree(state.params).items()}
+    flat.update({f"opt/{k}": v for k, v in flatten_tree(state.opt_state).items()})
     flat.update({"norm/mean": state.norm.mean, "norm/var": state.norm.var, "norm/count": np.array(state.norm.count),
                  "steps": np.array(state.steps), "iteration": np.array(state.iteration),
                  "key": np.asarray(state.key), "format_version": np.array(CHECKPOINT_VERSION),
                  "config": np.array(json.dumps(asdict(cfg)))})
     if layout is not None:
         flat["obs_layout"] = np.array(layout_json(layout))
-    _savez_atomic(path, flat)
-
-
-def _savez_atomic(path: Path, arrays: dict) -> None:
-    """``np.savez`` to a temporary file, then a rename: a kill never leaves a torn file at ``path``."""
-    tmp = path.with_name(path.name + ".tmp.npz")
-    np.savez(tmp, **arrays)
-    tmp.replace(path)
+    savez_atomic(path, flat)
 
 
 def _read_version(z, path) -> None:
@@ -660,7 +612,7 @@ def _stored_layout(z) -> str | None:
 def _read_policy(z):
     """The parameters and the observation normalisation of an open checkpoint."""
     _, jnp = _jax()
-    params = _unflatten({k[len("params/"):]: jnp.asarray(z[k]) for k in z.files if k.startswith("params/")})
+    params = unflatten_tree({k[len("params/"):]: jnp.asarray(z[k]) for k in z.files if k.startswith("params/")})
     return params, RunningNorm(z["norm/mean"].copy(), z["norm/var"].copy(), float(z["norm/count"]))
 
 
@@ -683,7 +635,7 @@ def load_checkpoint(path: str | Path, expect_config: PPOConfig | None = None,
         if expect_layout is not None:
             size = list(expect_layout.values())[-1].stop  # a Mapping's values are not reversible
             check_layout(path, _stored_layout(z), expect_layout, size, norm.mean.size, cfg)
-        opt = _unflatten({k[len("opt/"):]: jnp.asarray(z[k]) for k in z.files if k.startswith("opt/")})
+        opt = unflatten_tree({k[len("opt/"):]: jnp.asarray(z[k]) for k in z.files if k.startswith("opt/")})
         return TrainState(params, opt, norm, int(z["steps"]), int(z["iteration"]), jnp.asarray(z["key"]))
 
 
@@ -702,7 +654,7 @@ def export_policy(src: str | Path, dst: str | Path) -> Path:
         _read_version(z, src)
         kept = {k: z[k] for k in z.files if not k.startswith(_TRAINING_ONLY)}
     kept["policy_only"] = np.array(True)
-    _savez_atomic(dst, kept)
+    savez_atomic(dst, kept)
     return dst
 
 

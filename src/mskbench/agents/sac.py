@@ -42,7 +42,8 @@ from typing import Any
 
 import numpy as np
 
-from mskbench.agents.base import PolicyCheckpoint, normalize
+from mskbench.agents.base import (PolicyCheckpoint, check_obs_layout, flatten_tree, layout_json, savez_atomic,
+                                  unflatten_tree)
 from mskbench.envs.protocols import BatchedEnv, VectorEnv
 
 FORMAT = "mskbench-sac"
@@ -401,18 +402,11 @@ def policy_checkpoint_of(model, cfg: SACConfig, path: Path | None) -> PolicyChec
                             OBS_CLIP, deterministic_fn(cfg.hidden, action_size, model.action_map_record))
 
 
-def normalize_obs(obs, mean, var):
-    """The training normalisation (VecNormalize's): ``clip((obs − mean)/sqrt(var + 1e-8), ±10)``."""
-    return normalize(np.asarray(obs, np.float64), mean, np.sqrt(var + OBS_EPS), OBS_CLIP)
-
-
 # -- checkpoints -----------------------------------------------------------------------------------------
 def _state_arrays(prefix: str, tree) -> dict[str, np.ndarray]:
     from flax import serialization
 
-    from mskbench.agents.ppo import _flatten
-
-    return {f"{prefix}/{k}": v for k, v in _flatten(serialization.to_state_dict(tree)).items()}
+    return {f"{prefix}/{k}": v for k, v in flatten_tree(serialization.to_state_dict(tree)).items()}
 
 
 def _restore(prefix: str, template, z) -> Any:
@@ -499,8 +493,6 @@ def save_checkpoint(path: Path, model, cfg: SACConfig, layout: Mapping[str, slic
                     iteration: int) -> None:
     """Atomically write the learner's whole state (the replay rows first, then the checkpoint that
     counts them): a kill at any moment leaves a checkpoint that resumes exactly."""
-    from mskbench.agents.ppo import _savez_atomic, layout_json
-
     rows = _save_replay(path, model)
     pol = model.policy
     arrays: dict[str, Any] = {
@@ -519,7 +511,7 @@ def save_checkpoint(path: Path, model, cfg: SACConfig, layout: Mapping[str, slic
     arrays.update(_state_arrays("ent", model.ent_coef_state))
     if model.dep is not None:
         arrays["dep"] = np.array(json.dumps(model.dep.state_dict(), default=_json_array))
-    _savez_atomic(path, arrays)
+    savez_atomic(path, arrays)
 
 
 def _json_array(x):
@@ -554,18 +546,10 @@ def _read_config(z) -> SACConfig:
 
 
 def _check(path, z, layout: Mapping[str, slice] | None, obs_size: int | None) -> None:
-    from mskbench.agents.ppo import layout_json
-
     version = int(z["format_version"])
     if version != CHECKPOINT_VERSION:
         raise ValueError(f"{path}: checkpoint format {version}, this mskbench reads {CHECKPOINT_VERSION}")
-    if layout is not None and json.loads(str(z["obs_layout"])) != json.loads(layout_json(layout)):
-        have = {k: b - a for k, (a, b) in json.loads(str(z["obs_layout"])).items()}
-        want = {k: s.stop - s.start for k, s in layout.items()}
-        raise ValueError(f"{path} was trained on observation blocks (sizes) {have}; this task's are {want}")
-    if obs_size is not None and z["norm/mean"].size != obs_size:
-        raise ValueError(f"checkpoint {path} expects observations of size {z['norm/mean'].size}, "
-                         f"the task has {obs_size}")
+    check_obs_layout(path, str(z["obs_layout"]), layout, obs_size, int(z["norm/mean"].size))
 
 
 def load_checkpoint(path: str | Path, model, cfg: SACConfig, layout: Mapping[str, slice]) -> tuple[int, int]:
@@ -607,14 +591,12 @@ def sac_policy_checkpoint(path: str | Path, obs_layout: Mapping[str, slice], obs
     """A ``mskbench-sac`` checkpoint (full or policy-only) as a :class:`~mskbench.agents.base.PolicyCheckpoint`."""
     import jax.numpy as jnp
 
-    from mskbench.agents.ppo import _unflatten
-
     path = Path(path)
     with np.load(path, allow_pickle=False) as z:
         _check(path, z, obs_layout, obs_size)
         cfg = _read_config(z)
         flat = {k[len("actor/params/"):]: jnp.asarray(z[k]) for k in z.files if k.startswith("actor/params/")}
-        params = _unflatten(flat)
+        params = unflatten_tree(flat)
         action_map = json.loads(str(z["action_map"]))
         mean, var = z["norm/mean"].astype(np.float64), z["norm/var"].astype(np.float64)
     last = max(int(k.split("/")[1].split("_")[1]) for k in flat if k.startswith("params/Dense_"))
@@ -631,14 +613,12 @@ _POLICY_KEYS = ("format", "format_version", "config", "obs_layout", "steps", "it
 def export_policy(src: str | Path, dst: str | Path) -> Path:
     """The actor and the normalisation of checkpoint ``src`` in ``dst`` (no critics, optimisers, replay,
     random states): evaluates like ``src``; cannot be resumed."""
-    from mskbench.agents.ppo import _savez_atomic
-
     dst = Path(dst)
     with np.load(src, allow_pickle=False) as z:
         _check(src, z, None, None)
         kept = {k: z[k] for k in z.files if k in _POLICY_KEYS or k.startswith("actor/params/")}
     kept["policy_only"] = np.array(True)
-    _savez_atomic(dst, kept)
+    savez_atomic(dst, kept)
     return dst
 
 
