@@ -100,6 +100,12 @@ def check_numpy_jax_parity(env: MSKEnv) -> None:
         assert bool(env.task.success(ts_jx, steps, terminated, jnp)) == bool(
             env.task.success(ts_np, steps, terminated, np))
 
+    for steps in (1, env.task.horizon):
+        native_np = env.task.solved_native(view_np, ts_np, steps, np)
+        native_jx = env.task.solved_native(view_jx, ts_jx, steps, jnp)
+        assert np.shape(native_np) == np.shape(native_jx) == (), "solved_native must be a scalar boolean"
+        assert bool(native_jx) == bool(native_np), f"solved_native differs under jax.numpy at step {steps}"
+
 
 def check_traces_under_jit(env: MSKEnv) -> None:
     """The step-time functions trace under ``jax.jit`` (no Python branching on array values)."""
@@ -116,9 +122,9 @@ def check_traces_under_jit(env: MSKEnv) -> None:
         terms = env.task.reward_terms(view, ts, jnp)
         done = env.task.termination(view, ts, jnp)
         obs = flatten(observation_blocks(view, env.task.body.observation, env.task.observation(view, ts, jnp)), jnp)
-        return ts, terms, done, obs, env.task.success(ts, 5, False, jnp)
+        return ts, terms, done, obs, env.task.success(ts, 5, False, jnp), env.task.solved_native(view, ts, 5, jnp)
 
-    _, terms, done, obs, _ = step_logic(fields, ts)
+    _, terms, done, obs, _, _ = step_logic(fields, ts)
     view = env.sim.view()
     ts_np = env.task.advance(view, env.task_state, np)
     ref = env.task.reward_terms(view, ts_np, np)
@@ -136,9 +142,19 @@ def check_contract(env: MSKEnv) -> None:
     * observations have the same layout and a finite value for several seeds;
     * an initial state is not terminated and not yet a success;
     * the base observation holds the humanoid only (props' state goes in task blocks);
-    * task-state entries keep their shape, dtype kind and are arrays/scalars.
+    * task-state entries keep their shape, dtype kind and are arrays/scalars;
+    * a native solved signal is documented (``native_solved`` cites the original) exactly when the
+      task implements one, and a degenerate one says why.
     """
     task = env.task
+    from mskbench.tasks.base import Task
+
+    implements = type(task).solved_native is not Task.solved_native
+    assert implements == (task.native_solved is not None), \
+        f"{task.name}: solved_native implemented={implements} but native_solved={task.native_solved!r}"
+    if task.native_solved is not None:
+        assert "@" in task.native_solved, f"{task.name}: native_solved must cite file@commit"
+    assert task.native_degenerate is None or (task.native_solved is not None and task.native_degenerate.strip())
     doc = sys.modules[type(task).__module__].__doc__ or ""
     for term in task.reward_weights:
         assert re.search(rf"\b{re.escape(term)}\b", doc), f"{task.name}: reward term {term!r} not in the module docstring"

@@ -56,6 +56,7 @@ class BatchedEvaluator:
         env = self.env
         horizon = int(env.task.horizon)
         n = len(self.seeds)
+        native = type(env.task).native_counts()  # the paper's rule: Table XII, or a native solved seen
 
         def run(params, mean, std, state):
             def cond(c):
@@ -68,8 +69,9 @@ class BatchedEvaluator:
                 alive = jnp.logical_not(s.done)
                 s, out = env.step(s, apply(params, x), auto_reset=False)
                 ended = out.terminated | out.truncated  # zero once a world has ended
+                solved = (ended & out.success) | (out.solved_native if native else False)
                 return (t + 1, s, ret + out.reward, length + alive.astype(jnp.int32),
-                        success | (ended & out.success), jnp.where(ended, out.termination, term))
+                        success | solved, jnp.where(ended, out.termination, term))
 
             init = (jnp.int32(0), state, jnp.zeros(n, jnp.float32), jnp.zeros(n, jnp.int32),
                     jnp.zeros(n, bool), jnp.full(n, -1, jnp.int32))

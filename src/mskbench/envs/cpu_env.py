@@ -1,7 +1,9 @@
 """The CPU environment: any task, on its body, as a ``gymnasium.Env``.
 
 Action: ``Box(−1, 1, (n_muscles,), float32)`` (MyoFullBody: 416), one entry
-per muscle in actuator order, mapped to excitation ``(a + 1) / 2`` ∈ [0, 1].
+per muscle in actuator order, mapped to excitation ``(a + 1) / 2`` ∈ [0, 1]
+(the paper's map; ``action_map="myosuite"`` selects the original code's
+logistic instead, :mod:`mskbench.envs.action_map`).
 Finite values outside [−1, 1] are clipped. Non-finite values raise
 ``ValueError`` unless the env was made with ``nonfinite_action="clip"`` (then
 NaN → −1, i.e. no excitation, ±inf → ±1).
@@ -14,7 +16,9 @@ names to slices (see :mod:`mskbench.envs.observation`).
 
 ``info`` on every step: ``reward_terms`` (unweighted, by name; the reward is
 ``Σ reward_weights[k] · reward_terms[k]``), ``success`` / ``is_success``
-(Table XII so far), ``success_trace``, ``activation`` (float32, one per
+(Table XII so far), ``solved_native`` (the task's native solved flag at this
+step, :meth:`~mskbench.tasks.Task.solved_native`) and ``solved_native_seen``
+(at any step so far), ``success_trace``, ``activation`` (float32, one per
 muscle), ``termination`` (``None`` while running; else the condition's name,
 ``"time_limit"`` when the task's time is up or ``"physics_unstable"``) and
 ``step``.
@@ -34,6 +38,7 @@ import mujoco
 import numpy as np
 
 from mskbench.body.base import default_qpos
+from mskbench.envs.action_map import check_action_map, excitation
 from mskbench.envs.observation import flatten, layout_of, observation_blocks
 from mskbench.envs.perturbations import (Perturbation, draw_muscle_gain, noisy_action, noisy_observation,
                                          seed_streams)
@@ -76,6 +81,9 @@ class MSKEnv(gym.Env):
         Arena reserved for the ``MjData`` (default: the body's).
     render_mode:
         ``None`` or ``"rgb_array"`` (offscreen; on CPU set ``MUJOCO_GL=osmesa``).
+    action_map:
+        ``"linear"`` (default, the paper's ``(a+1)/2``) or ``"myosuite"`` (the original code's
+        logistic; :mod:`mskbench.envs.action_map`).
     """
 
     metadata: dict[str, Any] = {"render_modes": ["rgb_array"], "render_fps": 100}
@@ -93,7 +101,9 @@ class MSKEnv(gym.Env):
         width: int = 640,
         height: int = 480,
         task_kwargs: Mapping[str, Any] | None = None,
+        action_map: str = "linear",
     ):
+        self.action_map = check_action_map(action_map)
         self.task = task if isinstance(task, Task) else make_task(task, **(task_kwargs or {}))
         if nonfinite_action not in NONFINITE_POLICIES:
             raise ValueError(f"nonfinite_action must be one of {NONFINITE_POLICIES}, got {nonfinite_action!r}")
@@ -205,6 +215,7 @@ class MSKEnv(gym.Env):
         self._ts = init.task_state
         self._steps = 0
         self._done = False
+        self._native_seen = False
         view = self.sim.view()
         info = {"success_trace": self.task.success_trace(self._ts), "muscle_gain": self.muscle_gain.copy()}
         return self._observe(view, self._ts), info
@@ -216,7 +227,7 @@ class MSKEnv(gym.Env):
         std = self.perturbation.action_noise_std
         if std > 0.0:
             a = noisy_action(a, std, self._rngs["action"].standard_normal(self.n_muscles))
-        stable = self.sim.step(0.5 * (a + 1.0))
+        stable = self.sim.step(excitation(a, self.action_map, np))
         self._steps += 1
         if not stable:
             return self._unstable_step()
@@ -234,10 +245,14 @@ class MSKEnv(gym.Env):
             reason = TIME_LIMIT
         self._done = terminated or truncated
         success = bool(success)
+        native = bool(sig.solved_native)
+        self._native_seen = self._native_seen or native
         info = {
             "reward_terms": terms,
             "success": success,
             "is_success": success,
+            "solved_native": native,
+            "solved_native_seen": self._native_seen,
             "success_trace": {**task.success_trace(self._ts), "steps": self._steps},
             "activation": view.activation.astype(np.float32),
             "termination": reason,
@@ -252,6 +267,8 @@ class MSKEnv(gym.Env):
             "reward_terms": zero_terms,
             "success": False,
             "is_success": False,
+            "solved_native": False,
+            "solved_native_seen": self._native_seen,
             "success_trace": {**self.task.success_trace(self._ts), "steps": self._steps},
             "activation": np.zeros(self.n_muscles, np.float32),
             "termination": PHYSICS_UNSTABLE,

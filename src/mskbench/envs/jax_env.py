@@ -58,6 +58,7 @@ from mskbench.body.base import default_qpos
 from mskbench.envs.cpu_env import CONTACT_OVERFLOW, PHYSICS_UNSTABLE, TIME_LIMIT, control_timing
 from mskbench.envs.observation import flatten, layout_of, observation_blocks
 from mskbench.envs.perturbations import Perturbation, draw_muscle_gain, muscle_gain_scale, noisy_action, seed_streams
+from mskbench.envs.action_map import check_action_map, excitation
 from mskbench.envs.protocols import Bank, State, StepOut, World
 from mskbench.sim.batched import NACONMAX_PER_WORLD, NJMAX, check_fits, check_impl, make_physics
 from mskbench.sim.state import StateView
@@ -113,6 +114,9 @@ class TaskJaxEnv:
         MuJoCo Warp's buffers: contacts per world (pooled across the batch)
         and constraint rows per world; a world that fills one ends with
         ``contact_overflow``. Other backends ignore them.
+    action_map:
+        ``"linear"`` (default, the paper's ``(a+1)/2``) or ``"myosuite"`` (the original code's
+        logistic; :mod:`mskbench.envs.action_map`), as the CPU environment.
     """
 
     def __init__(self, task: str | Task = "Stand", num_envs: int = 1024, *, impl: str = "jax",
@@ -120,9 +124,10 @@ class TaskJaxEnv:
                  reward_weights: Mapping[str, float] | None = None, vary_gain: bool | None = None,
                  reset_bank: int | None = None, seed: int = 0, task_kwargs: Mapping[str, Any] | None = None,
                  memory_bytes: int | None = None, naconmax_per_world: int = NACONMAX_PER_WORLD,
-                 njmax: int | None = NJMAX, check_memory: bool = True):
+                 njmax: int | None = NJMAX, check_memory: bool = True, action_map: str = "linear"):
         jax, jnp = _jax()
         check_impl(impl)
+        self.action_map = check_action_map(action_map)
         if num_envs < 1:
             raise ValueError(f"num_envs must be >= 1, got {num_envs}")
         if reset_bank is not None and reset_bank < 1:
@@ -308,7 +313,7 @@ class TaskJaxEnv:
         key, k_act = jax.random.split(w.key)
         a = jnp.nan_to_num(jnp.asarray(action, jnp.float32), nan=-1.0, posinf=1.0, neginf=-1.0)
         a = noisy_action(jnp.clip(a, -1.0, 1.0), w.action_std, jax.random.normal(k_act, a.shape), jnp)
-        d, health = self.physics.step_one(w.data, 0.5 * (a + 1.0), w.gain)
+        d, health = self.physics.step_one(w.data, excitation(a, self.action_map, jnp), w.gain)
         steps = w.steps + 1
         view = self._view(d)
         sig = step_signals(self.task, view, w.task, steps, jnp)
@@ -328,6 +333,7 @@ class TaskJaxEnv:
         code = jnp.where(health["overflow"], self._code[CONTACT_OVERFLOW], code)
         code = jnp.where(health["unstable"], self._code[PHYSICS_UNSTABLE], code)
         success = ok & sig.success
+        solved_native = ok & sig.solved_native
         obs = jnp.where(ok, self._observe(view, ts), 0.0)
         new = w._replace(data=d, task=ts, steps=steps, success=success, done=terminated | truncated, key=key,
                          obs=obs, unstable_resets=w.unstable_resets + health["unstable"].astype(jnp.int32),
@@ -337,7 +343,7 @@ class TaskJaxEnv:
             rec = {"activation": jnp.where(ok, view.activation, 0.0),
                    "qvel_joints": jnp.where(ok, view.qdot_joints, 0.0),
                    "touch": jnp.where(ok, view.touch, 0.0)}
-        return new, StepOut(obs, reward, terminated, truncated, obs, success, terms, code, rec)
+        return new, StepOut(obs, reward, terminated, truncated, obs, success, terms, code, rec, solved_native)
 
     def _select(self, cond, a: World, b: World) -> World:
         """World ``a`` where ``cond`` else ``b``, leaf by leaf (physics through the backend)."""
@@ -445,7 +451,8 @@ class TaskJaxEnv:
         view = self._view(data)
         sig = step_signals(self.task, view, ts, steps, jnp)
         return {"obs": self._observe(view, sig.ts), "ts": sig.ts, "reward_terms": sig.terms,
-                "conditions": sig.conditions, "terminated": sig.terminated, "success": sig.success}
+                "conditions": sig.conditions, "terminated": sig.terminated, "success": sig.success,
+                "solved_native": sig.solved_native}
 
 
 def make(task: str | Task = "Stand", num_envs: int = 1024, impl: str = "jax", **kwargs) -> TaskJaxEnv:

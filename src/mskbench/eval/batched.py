@@ -192,6 +192,7 @@ def _runner(env, act: Callable, steps: int):
             state, out = env.step(state, actions, auto_reset=False, record=True)
             rec = out.record
             trace = {"reward": out.reward, "success": out.success, "termination": out.termination,
+                     "solved_native": out.solved_native,
                      "activation": rec["activation"], "qvel": rec["qvel_joints"],
                      "heel": rec["touch"][:, heel] if heel is not None else jax.numpy.zeros_like(out.reward)}
             return (state, pkeys), trace
@@ -241,7 +242,8 @@ def _run_chunk(env, runner, steps: int, params, units: list[Unit], width: int,
         result = episode_record(env.task.name, u.seed, float(np.sum(tr["reward"][:n, i], dtype=np.float64)), n,
                                 bool(tr["success"][n - 1, i]), env.termination_names[code],
                                 tr["activation"][:n, i], tr["qvel"][:n, i], tr["heel"][:n, i],
-                                env.control_dt_s, env.handles.muscle_names, emg_reference, wall)
+                                env.control_dt_s, env.handles.muscle_names, emg_reference, wall,
+                                bool(np.any(tr["solved_native"][:n, i])))
         record = result.as_dict()
         record.update(method=u.method, task=u.task, perturbation=u.perturbation, scale=float(u.scale),
                       seed=int(u.seed))

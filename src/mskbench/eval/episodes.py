@@ -1,6 +1,7 @@
 """Run one evaluation episode and turn it into a protocol record.
 
-Per episode: success (Table XII), return, length, termination reason,
+Per episode: success (the paper's rule: Table XII or a counted native solved
+signal; both labels are kept), return, length, termination reason,
 activation cost (Eq. 7), joint smoothness (Eq. 10), muscle-family
 recruitment mass (Eq. 35) and, for gait tasks given a reference, the
 EMG-envelope similarity (Eq. 14). :func:`episode_record` computes them from
@@ -58,6 +59,7 @@ class EpisodeResult:
     seed: int
     episode_return: float
     length: int
+    #: The paper's rule (App. A-B1): ``success_table_xii``, or a counted native solved signal seen.
     success: bool
     termination: str
     activation_cost: float | None
@@ -65,6 +67,10 @@ class EpisodeResult:
     recruitment: dict = field(default_factory=dict)
     emg: dict | None = None
     wall_time_s: float = 0.0
+    #: The Table XII criterion at the episode's end.
+    success_table_xii: bool = False
+    #: Whether the task's native solved flag was raised at any step (counted or not).
+    solved_native_seen: bool = False
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -97,12 +103,14 @@ def emg_metric(reference, activations: np.ndarray, heel: np.ndarray, task_name: 
 
 def episode_record(task_name: str, seed: int, rewards_sum: float, length: int, success: bool, termination: str,
                    activations, qvels, heel, control_dt_s: float, muscle_names, emg_reference=None,
-                   wall_time_s: float = 0.0) -> EpisodeResult:
+                   wall_time_s: float = 0.0, solved_native_seen: bool = False) -> EpisodeResult:
     """An episode's protocol record from its per-step traces — the one place the metrics are computed,
     for the CPU episode loop and the batched evaluator alike.
 
     ``activations`` (T, 416), ``qvels`` (T, 122 non-root joint velocities) and ``heel`` (T,
-    right-heel touch) hold one entry per control step taken (T = ``length``). When the episode
+    right-heel touch) hold one entry per control step taken (T = ``length``). ``success`` is the
+    Table XII criterion at the end; the record's ``success`` is the paper's rule
+    (:func:`mskbench.tasks.base.paper_success`) from it and ``solved_native_seen``. When the episode
     ended with a step that carries no physical state (``physics_unstable``, ``contact_overflow``)
     that last entry is dropped here.
     """
@@ -129,14 +137,26 @@ def episode_record(task_name: str, seed: int, rewards_sum: float, length: int, s
         seed=int(seed),
         episode_return=float(rewards_sum),
         length=int(length),
-        success=bool(success),
+        success=_paper_success(task_name, success, solved_native_seen),
         termination=str(termination),
         activation_cost=None if cost is None else float(cost),
         smoothness=None if smooth is None else float(smooth),
         recruitment=rec,
         emg=emg,
         wall_time_s=float(wall_time_s),
+        success_table_xii=bool(success),
+        solved_native_seen=bool(solved_native_seen),
     )
+
+
+def _paper_success(task_name: str, table_xii: bool, native_seen: bool) -> bool:
+    from mskbench.catalog import TASKS
+    from mskbench.tasks import REGISTRY
+    from mskbench.tasks.base import paper_success
+
+    if not native_seen or task_name not in TASKS:
+        return bool(table_xii)
+    return paper_success(REGISTRY[task_name], table_xii, native_seen)
 
 
 def run_episode(env: MSKEnv, policy: Policy, seed: int,
@@ -171,4 +191,4 @@ def run_episode(env: MSKEnv, policy: Policy, seed: int,
             break
     return episode_record(env.task.name, seed, total, int(info["step"]), info["success"], info["termination"],
                           acts, qvels, heel, env.control_dt_s, h.muscle_names, emg_reference,
-                          time.perf_counter() - t0)
+                          time.perf_counter() - t0, info["solved_native_seen"])

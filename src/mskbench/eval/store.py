@@ -1,6 +1,6 @@
 """The results store: one SQLite file of per-episode records.
 
-Schema version 1 (``PRAGMA user_version = 1``; table ``meta`` repeats it):
+Schema version 2 (``PRAGMA user_version = 2``; table ``meta`` repeats it):
 
 ``episodes`` — one row per unit, primary key
 ``(method, task, perturbation, scale, seed)``:
@@ -13,7 +13,9 @@ task                TEXT     task id
 perturbation        TEXT     none | action | observation | dynamics
 scale               REAL     perturbation scale (0 for none)
 seed                INTEGER  episode seed
-success             INTEGER  Table XII success (0/1)
+success             INTEGER  success by the paper's rule (0/1): Table XII, or
+                             the task's native solved signal seen when it
+                             counts (App. A-B1; mskbench.tasks.base.paper_success)
 episode_return      REAL     undiscounted return
 length              INTEGER  control steps
 termination         TEXT     termination condition, time_limit or physics_unstable
@@ -25,7 +27,15 @@ emg                 TEXT     JSON {"mean_r": x, "per_muscle": {...}} or
 wall_time_s         REAL     seconds the episode took
 mskbench_version    TEXT     version that produced the row
 created_at          TEXT     UTC ISO-8601 time of writing
+success_table_xii   INTEGER  the Table XII criterion alone (0/1)
+solved_native_seen  INTEGER  the native solved flag was raised at some step
+                             (0/1; NULL for rows written by schema 1)
 ==================  =======  ==================================================
+
+A schema-1 store (written before native signals existed; its ``success`` was
+the Table XII criterion) is upgraded in place when opened for writing: the two
+columns are added, ``success_table_xii`` copied from ``success`` and
+``solved_native_seen`` left NULL. No row is changed otherwise.
 
 Each record is written in its own transaction by the single writer (the
 process running the sweep), so a killed sweep leaves only complete units and
@@ -43,11 +53,15 @@ from pathlib import Path
 
 from mskbench.eval.protocol import Unit
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 KEY_COLUMNS = ("method", "task", "perturbation", "scale", "seed")
 COLUMNS = KEY_COLUMNS + ("success", "episode_return", "length", "termination", "activation_cost",
-                         "smoothness", "recruitment", "emg", "wall_time_s", "mskbench_version", "created_at")
+                         "smoothness", "recruitment", "emg", "wall_time_s", "mskbench_version", "created_at",
+                         "success_table_xii", "solved_native_seen")
 JSON_COLUMNS = ("recruitment", "emg")
+BOOL_COLUMNS = ("success", "success_table_xii", "solved_native_seen")
+#: Success labels a store can report (``success_rates(label=...)``) and the column of each.
+SUCCESS_LABELS = {"paper": "success", "table-xii": "success_table_xii"}
 
 _DDL = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -68,8 +82,17 @@ CREATE TABLE IF NOT EXISTS episodes (
     wall_time_s REAL,
     mskbench_version TEXT,
     created_at TEXT NOT NULL,
+    success_table_xii INTEGER CHECK (success_table_xii IN (0, 1)),
+    solved_native_seen INTEGER CHECK (solved_native_seen IN (0, 1)),
     PRIMARY KEY (method, task, perturbation, scale, seed)
 );
+"""
+
+#: Schema 1 -> 2: the two success labels beside ``success`` (which was the Table XII criterion).
+_UPGRADE_1_TO_2 = """
+ALTER TABLE episodes ADD COLUMN success_table_xii INTEGER CHECK (success_table_xii IN (0, 1));
+ALTER TABLE episodes ADD COLUMN solved_native_seen INTEGER CHECK (solved_native_seen IN (0, 1));
+UPDATE episodes SET success_table_xii = success;
 """
 
 
@@ -97,7 +120,14 @@ class ResultsStore:
         try:
             # None: a new file, or one whose last write a kill interrupted (rolled back by opening it here).
             state = state or self._inspect(self._conn)
-            if state != (SCHEMA_VERSION, {"meta", "episodes"}):  # new or empty: create the schema
+            if state == (1, {"meta", "episodes"}):  # a schema-1 store: add the success labels
+                with self._conn:
+                    for statement in filter(str.strip, _UPGRADE_1_TO_2.split(";")):
+                        self._conn.execute(statement)
+                    self._conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+                    self._conn.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'",
+                                       (str(SCHEMA_VERSION),))
+            elif state != (SCHEMA_VERSION, {"meta", "episodes"}):  # new or empty: create the schema
                 with self._conn:
                     self._conn.executescript(_DDL)
                     self._conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
@@ -165,6 +195,10 @@ class ResultsStore:
             if row.get(c) is not None and not isinstance(row[c], str):
                 row[c] = json.dumps(row[c], sort_keys=True)
         row["success"] = int(bool(row["success"]))
+        row.setdefault("success_table_xii", row["success"])
+        for c in ("success_table_xii", "solved_native_seen"):
+            if row.get(c) is not None:
+                row[c] = int(bool(row[c]))
         values = [row.get(c) for c in COLUMNS]
         with self._conn:
             cur = self._conn.execute(
@@ -194,16 +228,22 @@ class ResultsStore:
         out = []
         for row in self._conn.execute(sql, list(where.values())):
             rec = dict(zip(COLUMNS, row))
-            rec["success"] = bool(rec["success"])
+            for c in BOOL_COLUMNS:
+                if rec[c] is not None:
+                    rec[c] = bool(rec[c])
             for c in JSON_COLUMNS:
                 if rec[c] is not None:
                     rec[c] = json.loads(rec[c])
             out.append(rec)
         return out
 
-    def success_rates(self) -> Iterator[tuple[str, str, str, float, float, int]]:
-        """(task, method, perturbation, scale, success % , episodes) per setting."""
-        sql = ("SELECT task, method, perturbation, scale, 100.0 * AVG(success), COUNT(*) FROM episodes "
+    def success_rates(self, label: str = "paper") -> Iterator[tuple[str, str, str, float, float, int]]:
+        """(task, method, perturbation, scale, success % , episodes) per setting, success by ``label``:
+        ``"paper"`` (Table XII or a counted native signal) or ``"table-xii"`` (the criterion alone)."""
+        if label not in SUCCESS_LABELS:
+            raise ValueError(f"unknown success label {label!r}; valid: {', '.join(SUCCESS_LABELS)}")
+        sql = (f"SELECT task, method, perturbation, scale, 100.0 * AVG({SUCCESS_LABELS[label]}), COUNT(*) "
+               "FROM episodes "
                "GROUP BY task, method, perturbation, scale ORDER BY method, task, perturbation, scale")
         yield from self._conn.execute(sql)
 

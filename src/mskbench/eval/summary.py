@@ -89,10 +89,11 @@ def summarize_sweep(records: list[dict]) -> dict:
     }
 
 
-def rows_from_store(path: str | Path) -> list[ResultRow]:
-    """Leaderboard rows (success % per task, method, perturbation, scale) from a results store."""
+def rows_from_store(path: str | Path, success: str = "paper") -> list[ResultRow]:
+    """Leaderboard rows (success % per task, method, perturbation, scale) from a results store, success
+    by the paper's rule (``"paper"``) or the Table XII criterion alone (``"table-xii"``)."""
     from mskbench.eval.store import ResultsStore
 
     with ResultsStore(path) as store:
         return [ResultRow(task=t, method=m, perturbation=p, scale=float(s), success_rate=float(rate))
-                for t, m, p, s, rate, _n in store.success_rates()]
+                for t, m, p, s, rate, _n in store.success_rates(success)]

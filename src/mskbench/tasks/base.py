@@ -19,6 +19,14 @@ control step the environment calls, in this order::
     obs   = task.observation(view, ts, xp)
     ok    = task.success(ts, steps, terminated, xp)
     over  = task.time_up(ts, steps, xp)           # truncation (default: the horizon)
+    nat   = task.solved_native(view, ts, steps, xp)  # the original code's own "solved" flag
+
+Success (App. A-B1): an episode succeeds when the Table XII criterion holds
+at its end, or when the task's *native* solved signal (the flag the authors'
+original environment raises, :meth:`Task.solved_native`) was seen at any step
+— unless that signal is degenerate on this body (a zero, passive or random
+policy meets it; :attr:`Task.native_degenerate` says why), in which case only
+Table XII counts (:func:`paper_success`).
 
 ``advance`` sees the state the step reached, so a phase clock in ``ts`` always
 names the phase of the current physics state, and an event (a touch) is
@@ -252,6 +260,12 @@ class Task(ABC):
     frame_skip: int | None = None
     #: The control step (s) of the environment the task is bound to (set by :meth:`bind`).
     control_dt_s: float = 0.01
+    #: The original code's native "solved" condition in words, with its ``file@commit`` (None: it has none).
+    native_solved: ClassVar[str | None] = None
+    #: Why the native signal does not count towards success (it is degenerate on this body: a zero,
+    #: passive or random policy meets it), or None when it counts. Measured by
+    #: ``benchmarks/native_degeneracy.py``; the numbers are in docs/tasks.md.
+    native_degenerate: ClassVar[str | None] = None
 
     @dataclass(frozen=True)
     class Config(TaskConfig):
@@ -349,6 +363,17 @@ class Task(ABC):
     def success(self, ts: TaskState, steps, terminated, xp):
         """Table XII success of the episode so far (boolean)."""
 
+    def solved_native(self, s: StateView, ts: TaskState, steps, xp):
+        """The original code's own ``solved`` flag at this step (boolean; :attr:`native_solved` says
+        which condition), from the state the step reached and the advanced task state. Default:
+        never (the original has no such flag for the task)."""
+        return xp.zeros((), bool)
+
+    @classmethod
+    def native_counts(cls) -> bool:
+        """Whether a seen native solved signal counts as success (it exists and is not degenerate)."""
+        return cls.native_solved is not None and cls.native_degenerate is None
+
     def time_up(self, ts: TaskState, steps, xp):
         """Whether the episode is truncated after ``steps`` control steps. Default: at the horizon."""
         return steps >= self.horizon
@@ -376,19 +401,29 @@ class Signals(NamedTuple):
     terminated: Any
     truncated: Any
     success: Any
+    solved_native: Any
 
 
 def step_signals(task: Task, s: StateView, ts: TaskState, steps, xp) -> Signals:
     """One control step's task signals, in the contract's order (every backend calls this): the
     advanced task state, the unweighted reward terms, the named termination conditions, whether
     any of them holds, whether the episode is truncated instead (:meth:`Task.time_up`, only when not
-    terminated) and the success so far."""
+    terminated), the Table XII success so far and the native solved flag of this step."""
     ts = task.advance(s, ts, xp)
     terms = task.reward_terms(s, ts, xp)
     conditions = task.termination(s, ts, xp)
     terminated = xp.any(xp.stack([xp.asarray(v) for v in conditions.values()])) if conditions else xp.zeros((), bool)
     truncated = xp.logical_and(xp.logical_not(terminated), task.time_up(ts, steps, xp))
-    return Signals(ts, terms, conditions, terminated, truncated, task.success(ts, steps, terminated, xp))
+    return Signals(ts, terms, conditions, terminated, truncated, task.success(ts, steps, terminated, xp),
+                   xp.asarray(task.solved_native(s, ts, steps, xp), bool))
+
+
+def paper_success(task: type[Task] | Task, table_xii: bool, native_seen: bool) -> bool:
+    """An episode's success by the paper's rule (App. A-B1, Table XII caption): the Table XII
+    criterion, or a native solved signal seen at any step when the task's native signal counts
+    (:meth:`Task.native_counts`)."""
+    cls = type(task) if isinstance(task, Task) else task
+    return bool(table_xii) or (bool(native_seen) and cls.native_counts())
 
 
 def advance_phase(phase, control_dt_s: float, period_s: float):
