@@ -1,7 +1,9 @@
 """mskbench: a full-body musculoskeletal motor-control benchmark.
 
 Importing the package registers one Gymnasium id per task of the catalog,
-``mskbench/<Task>-v0`` (e.g. ``gymnasium.make("mskbench/Stand-v0")``). The
+``mskbench/<Task>-v0`` (e.g. ``gymnasium.make("mskbench/Stand-v0")``), and
+the authors' original ids as aliases (``MSKBench<Task>-v0``,
+``mskbench/DoorOpen-v0``; the env is the canonical task's). The
 import is light: MuJoCo and the model load only when an env is made, JAX only
 when something trains.
 
@@ -15,7 +17,7 @@ from typing import Any
 
 from gymnasium.envs.registration import register, registry
 
-from mskbench.catalog import SUITE, TASKS
+from mskbench.catalog import ORIGINAL_NAMES, SUITE, TASKS
 
 __version__ = "0.1.0"
 
@@ -25,9 +27,13 @@ TASK_IDS = tuple(SUITE)
 
 def _register() -> None:
     for name in TASKS:
-        env_id = f"mskbench/{name}-v0"
-        if env_id not in registry:
-            register(id=env_id, entry_point="mskbench.envs.cpu_env:MSKEnv", kwargs={"task": name})
+        ids = [f"mskbench/{name}-v0"]
+        if name in SUITE:
+            theirs = ORIGINAL_NAMES.get(name, name)
+            ids += [f"MSKBench{theirs}-v0"] + ([f"mskbench/{theirs}-v0"] if theirs != name else [])
+        for env_id in ids:
+            if env_id not in registry:
+                register(id=env_id, entry_point="mskbench.envs.cpu_env:MSKEnv", kwargs={"task": name})
 
 
 _register()

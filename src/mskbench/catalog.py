@@ -45,13 +45,51 @@ TASKS: dict[str, TaskEntry] = {
 SUITE: dict[str, str] = {name: e.family for name, e in TASKS.items() if e.family in FAMILIES}
 
 
+#: Other names of suite tasks, as users already have them: the authors' original code's ids
+#: (``msk_bench/registry.py@a68b6ce``: ``DoorOpen``, env ids ``MSKBench<Task>-v0``) and the paper's
+#: spellings (Tables XIII–XV, Fig. 13). Keys are :func:`name_key` forms; any case, spaces,
+#: ``-``/``_``, a ``mskbench/`` or ``MSKBench`` prefix and a ``-v0`` suffix are accepted around them.
+#: Suite tasks whose name in the original code differs from ours (ours -> theirs).
+ORIGINAL_NAMES: dict[str, str] = {"OpenDoor": "DoorOpen"}
+
+ALIASES: dict[str, str] = {
+    "dooropen": "OpenDoor",
+    "walkforward": "Walk",
+    "singlestand": "SingleLegStand",
+    "stair": "Stairs",
+    "steppingstones": "StepStones",
+    "stepstone": "StepStones",
+}
+
+
+def name_key(name: str) -> str:
+    """``name`` reduced to the form task names are matched on: lower case, without spaces, ``-``
+    and ``_``, a ``mskbench/`` namespace, an ``MSKBench`` prefix or a ``-v<N>`` version suffix."""
+    text = str(name).strip().lower()
+    text = text.removeprefix("mskbench/")
+    head, sep, version = text.rpartition("-v")
+    if sep and version.isdigit():
+        text = head
+    text = "".join(ch for ch in text if ch not in " -_\t")
+    if text.startswith("mskbench") and len(text) > len("mskbench"):
+        text = text.removeprefix("mskbench")
+    return text
+
+
 def task_id(name: str, *, suite_only: bool = False) -> str:
-    """The catalog id for ``name`` (case-insensitive); a ``ValueError`` lists the valid ids."""
+    """The catalog id for ``name``: an id in any case, or an alias (:data:`ALIASES`: the original
+    code's ids such as ``DoorOpen`` or ``MSKBenchWalk-v0``, the paper's spellings such as
+    ``open door``). A ``ValueError`` lists the valid ids."""
     ids = SUITE if suite_only else TASKS
-    for key in ids:
-        if key.lower() == str(name).strip().lower():
-            return key
-    raise ValueError(f"unknown task {name!r}; valid {'suite task ids' if suite_only else 'tasks'}: {', '.join(ids)}")
+    key = name_key(name)
+    for candidate in ids:
+        if name_key(candidate) == key:
+            return candidate
+    alias = ALIASES.get(key)
+    if alias is not None and alias in ids:
+        return alias
+    raise ValueError(f"unknown task {name!r}; valid {'suite task ids' if suite_only else 'tasks'}: {', '.join(ids)} "
+                     "(any case; the original code's and the paper's names are accepted too)")
 
 
 def suite_ids(family: str | None = None) -> list[str]:
