@@ -260,7 +260,10 @@ def test_reach_initial_state(reach_env):
     assert int(ts["target_idx"]) == 0 and int(ts["touches"]) == 0 and int(ts["steps_on_target"]) == 0
     pelvis = reach_env.sim.view().pelvis_pos
     rel = ts["targets"] - np.array([pelvis[0], pelvis[1], 0.0])
-    assert np.all(rel >= reach_env.task.target_low) and np.all(rel <= reach_env.task.target_high)
+    low, high = reach_env.task.target_boxes()  # the original's curriculum boxes
+    assert np.all(rel >= low) and np.all(rel <= high)
+    np.testing.assert_allclose(low[0], reach_env.task.target_low)
+    np.testing.assert_allclose(high[0], reach_env.task.target_high)
     delta = obs[reach_env.obs_layout["task/delta_p_reach"]]
     np.testing.assert_allclose(delta, ts["targets"][0] - reach_env.sim.view().pos("hand_r"), atol=1e-6)
     assert min(reach_env.sim.view().knee_heights) > 0.15
@@ -293,10 +296,11 @@ def test_reach_touch_counts_and_advances(reach_env):
     assert task.reward_terms(view, ts3, np)["touch_bonus"] == 0.0
 
 
-def test_reach_timeout_advances_without_touch(reach_env):
-    task = reach_env.task
-    assert task.window_steps == 200  # 2 s at 10 ms per control step
-    view, ts, hand = _reach_setup(reach_env)
+def test_reach_timeout_advances_without_touch(make_env):
+    env = make_env(Reach(retarget_on_timeout=True))
+    task = env.task
+    assert task.window_steps == 100  # 2 s at 20 ms per control step
+    view, ts, hand = _reach_setup(env)
     ts["targets"][:] = hand + np.array([3.0, 0.0, 0.0])
     for _ in range(task.window_steps - 1):
         ts = task.advance(view, ts, np)
@@ -305,7 +309,7 @@ def test_reach_timeout_advances_without_touch(reach_env):
     assert int(ts["target_idx"]) == 1
     assert int(ts["steps_on_target"]) == 0
     assert int(ts["touches"]) == 0 and not bool(ts["touch"])
-    assert not task.success(ts, 200, False, np)
+    assert not task.success(ts, 100, False, np)
 
 
 def test_reach_target_index_saturates(reach_env):
@@ -322,7 +326,7 @@ def test_reach_touch_in_env_step(reach_env):
     ts = reach_env.task_state
     hand = np.array(reach_env.sim.view().pos("hand_r"))
     ts["targets"] = ts["targets"].copy()
-    ts["targets"][0] = hand  # the hand barely moves in one 10 ms step
+    ts["targets"][0] = hand  # the hand barely moves in one 20 ms step
     _, reward, terminated, _, info = reach_env.step(np.zeros(416, np.float32))
     assert not terminated
     assert info["reward_terms"]["touch_bonus"] == 1.0
@@ -345,7 +349,7 @@ def test_reach_knee_dropped(reach_env):
 def test_reach_phase_observation(reach_env):
     reach_env.reset(seed=0)
     ts = ts_copy(reach_env.task_state)
-    ts["steps_on_target"] = np.int64(50)  # a quarter of the window
+    ts["steps_on_target"] = np.int64(25)  # a quarter of the 2 s window of 20 ms steps
     obs = reach_env.task.observation(reach_env.sim.view(), ts, np)
     np.testing.assert_allclose(obs["phase"], [1.0, 0.0], atol=1e-12)
 
@@ -365,10 +369,10 @@ def test_state_view_is_backend_neutral(stand_env):
 
 # -- control step binding ------------------------------------------------------------------
 def test_tasks_bind_to_control_step(make_env):
-    reach = make_env("Reach", frame_skip=5)
-    assert reach.control_dt_s == pytest.approx(0.005)
-    assert reach.metadata["render_fps"] == 200
-    assert reach.task.window_steps == 400  # still a 2 s window
+    reach = make_env("Reach", frame_skip=5)  # Reach's physics step is 2 ms
+    assert reach.control_dt_s == pytest.approx(0.01)
+    assert reach.metadata["render_fps"] == 100
+    assert reach.task.window_steps == 200  # still a 2 s window
     walk = make_env("Walk", frame_skip=5)
     walk.reset(seed=0)
     p0 = float(walk.task_state["phase"])

@@ -19,7 +19,8 @@ x_knee,L − x_knee,R`` (tibia origins). Backwards is −x: the body faces +x
 
 Choices where the paper is open (also in ``docs/tasks.md``):
 
-* ``v_target = 0.4`` m/s (2 m, the success distance, in 5 s at that speed).
+* ``v_target = 1.0`` m/s, the original's (``msk_bench_v0.py@a68b6ce::MSKBenchCrawlEnvV0._setup``
+  sets ``target_vel = 1.0``; its registry kwarg 0.5 is overridden there).
 * Prone posture "``· …``": the second factor keeps the pelvis near the
   paper's crawl height ``z = 0.25`` m ("ground ``z = 0.25``" of Table X).
 * Alternating stride "(diag gait)": the hands must be apart along x and the
@@ -34,18 +35,26 @@ Choices where the paper is open (also in ``docs/tasks.md``):
   forearms and knees — root pitched forward 1.7 rad (face down, head slightly
   lower than the hips), hips flexed 0.8 rad and abducted 0.1 rad, knees
   flexed 1.0 rad, ankles plantarflexed 0.6 rad, shoulders elevated 1.2 rad
-  forward (elevation plane 1.5 rad), elbows flexed 2.0 rad; each of these
-  joints perturbed by ``U(−0.02, 0.02)`` rad; lowered onto the floor (the
+  forward (elevation plane 1.5 rad), elbows flexed 2.0 rad; then every
+  joint perturbed by ``N(0, 0.01²)`` rad (the original's noise,
+  ``MSKBenchCrawlEnvV0.reset``), clipped to the joint ranges; lowered onto the floor (the
   fingers touch it, knees and forearms are within ~1 cm). The pelvis is at
   0.25 m, the chest faces down (``u_chest·ẑ ≈ −0.99``); zero velocity. Drawn
-  on the host (``initial_state``): the placement depends on the noise.
+  on the host (``initial_state``): the placement depends on the noise. (The
+  original's joint angles — hips 1.0, knees 1.5, shoulders 1.5, elbows 0.5 rad,
+  root pitched 90° — placed on the floor put this body's pelvis at 0.38 m, not
+  the paper's 0.25 m, so the pose above is kept.)
 
 Observation: torso quaternion (4), feet heights (2).
 Success: maximum backward pelvis displacement from the start ``≥ 2.0`` m
 (``max_backward`` in the task state, over the episode).
-Horizon: 1,000 steps (our choice; the paper gives none for Crawl).
+Horizon: 1,000 steps (10 s; the original's registry, ``registry.py@a68b6ce``; the paper gives none).
 
-Options (``Crawl.Config``): ``target_speed_mps`` (0.4), ``crawl_height_m``,
+Native solved (``msk_bench_v0.py@a68b6ce::MSKBenchCrawlEnvV0.get_reward_dict``): the root's
+x velocity ``q̇_0 < −0.8`` m/s (backwards) while no termination condition holds (the original's
+``not done``; here the paper's conditions above).
+
+Options (``Crawl.Config``): ``target_speed_mps`` (1.0), ``crawl_height_m``,
 ``stride_scale_m``, ``forward_limit_m``, ``twist_limit_rad``,
 ``success_distance_m``, ``init_noise_rad`` (the values above).
 """
@@ -58,7 +67,7 @@ import numpy as np
 
 from mskbench.body.myofullbody import rotate_root
 from mskbench.tasks.base import InitContext, InitialState, Task, TaskConfig, check_positive, efficiency, option
-from mskbench.tasks.gait import joint_noise
+from mskbench.tasks.gait import normal_joint_noise
 
 CRAWL_PITCH_RAD = 1.7
 LOW_CRAWL = {
@@ -84,16 +93,18 @@ class Crawl(Task):
         "drift_penalty": -150.0,
         "efficiency": -1.0,
     }
+    native_solved = ("root x velocity q̇_0 < −0.8 m/s and not terminated; "
+                     "msk_bench/envs/msk/benchmark/msk_bench_v0.py@a68b6ce::MSKBenchCrawlEnvV0.get_reward_dict")
 
     @dataclass(frozen=True)
     class Config(TaskConfig):
-        target_speed_mps: float = option(0.4, "v_target, backwards (m/s)")
+        target_speed_mps: float = option(1.0, "v_target, backwards (m/s)")
         crawl_height_m: float = option(0.25, "pelvis height of prone_posture (m)")
         stride_scale_m: float = option(0.3, "hand and knee separation of a full alternating_stride (m)")
         forward_limit_m: float = option(0.5, "moved_forward beyond this pelvis displacement to +x (m)")
         twist_limit_rad: float = option(0.8, "twisted beyond this trunk heading from +x (rad)")
         success_distance_m: float = option(2.0, "success: maximum backward pelvis displacement (m)")
-        init_noise_rad: float = option(0.02, "initial joint noise U(-this, this) on the crawl pose (rad)")
+        init_noise_rad: float = option(0.01, "initial joint noise N(0, this²) on every joint (rad)")
 
         def __post_init__(self):
             check_positive(self, "target_speed_mps", "stride_scale_m")
@@ -101,8 +112,8 @@ class Crawl(Task):
 
     def initial_state(self, ctx: InitContext, rng: np.random.Generator) -> InitialState:
         """The low crawl with joint noise, lowered onto the floor (host: the placement depends on the noise)."""
-        base = rotate_root(ctx.default_qpos, CRAWL_PITCH_RAD)
-        qpos = ctx.pose(joint_noise(LOW_CRAWL, rng, self.init_noise_rad), base=base)
+        base = ctx.pose(LOW_CRAWL, base=rotate_root(ctx.default_qpos, CRAWL_PITCH_RAD), on_ground=False)
+        qpos = ctx.pose(base=normal_joint_noise(ctx, base, rng, self.init_noise_rad))
         pelvis = ctx.forward(qpos).pelvis_pos
         ts = {"x0": np.float64(pelvis[0]), "max_backward": np.float64(0.0)}
         return InitialState(qpos, np.zeros(ctx.model.nv), ts)
@@ -140,6 +151,10 @@ class Crawl(Task):
 
     def success(self, ts, steps, terminated, xp):
         return ts["max_backward"] >= self.success_distance_m
+
+    def solved_native(self, s, ts, steps, xp):
+        alive = xp.logical_not(xp.any(xp.stack([xp.asarray(v) for v in self.termination(s, ts, xp).values()])))
+        return xp.logical_and(s.qdot[0] < -0.8, alive)
 
     def success_trace(self, ts):
         return {"max_backward": float(ts["max_backward"])}

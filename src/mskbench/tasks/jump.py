@@ -26,8 +26,9 @@ Choices where the paper is open (also in ``docs/tasks.md``):
   standing) and rising on the toes, which lifts the heel 7 cm at 0.3 rad
   plantarflexion, earns little (its toes origin rises < 2 cm): the reward
   asks for the whole foot in the air.
-* "Wide split" termination (``wide_split``): ``d_xy,feet > 0.6`` m
-  (standing: 0.17 m).
+* "Wide split" termination (``wide_split``): ``d_xy,feet > 0.4`` m, the
+  original's limit (``msk_bench_v0.py@a68b6ce::MSKBenchJumpEnvV0._get_done``;
+  standing: 0.17 m).
 * Hop counter (Table XII): a hop is counted when the pelvis, having been
   above 1.00 m since the last hop, comes back below 0.95 m
   (``armed``/``hops`` in the task state). The neutral standing pelvis height
@@ -35,16 +36,22 @@ Choices where the paper is open (also in ``docs/tasks.md``):
   Note: rising on the toes (0.3 rad plantarflexion) puts the pelvis at
   1.00 m without leaving the floor, so the paper's criterion can be met by
   calf raises; we keep the paper's thresholds (the reward asks for flight).
-* Initial state ("micro-squat, pre-flexed"): hips flexed 0.3 rad, knees
-  0.6 rad, ankles dorsiflexed 0.3 rad (pelvis ≈ 0.90 m), the same noise
-  ``U(−0.02, 0.02)`` rad added to the left and right joint alike (a
-  symmetric start), on the floor, at rest; drawn on the host
+* Initial state ("micro-squat, pre-flexed"), the original's
+  (``msk_bench_v0.py@a68b6ce::MSKBenchJumpEnvV0.reset``): hips flexed 0.3 rad
+  (the original also adducts them 0.05 rad, which on this body puts the two
+  feet's collision geoms 2.7 cm into each other: left out), knees 0.4 rad, ankles dorsiflexed 0.1 rad, then every
+  joint perturbed by ``N(0, 0.01²)`` rad (clipped to the joint ranges) and every
+  velocity by ``N(0, 0.01²)``; on the floor (the original drops the root from
+  0.95 m and steps 10 ms before the episode); drawn on the host
   (``initial_state``): the placement depends on the noise.
 
 Observation: torso angle ``(pitch, roll)`` (2, :func:`mskbench.tasks.gait.torso_angle`),
 ``d_xy,feet`` (1). Termination: ``z_pelvis < 0.45`` m (``pelvis_too_low``),
 ``wide_split``. Success: at least 10 hops.
-Horizon: 1,000 steps (our choice; 10 hops in 10 s).
+Horizon: 1,000 steps (10 s at 1 ms × 10; the original's registry, ``registry.py@a68b6ce``).
+
+Native solved: none — the original's ``solved`` for Jump is never set (a constant 0,
+``msk_bench_v0.py@a68b6ce::MSKBenchJumpEnvV0.get_reward_dict``).
 
 Options (``Jump.Config``): ``pelvis_height_min_m``, ``split_max_m``,
 ``hop_high_m``, ``hop_low_m``, ``success_hops``, ``init_noise_rad`` (the values
@@ -58,9 +65,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from mskbench.tasks.base import InitContext, InitialState, Task, TaskConfig, check_positive, efficiency, option
-from mskbench.tasks.gait import flat_foot_heights, foot_clearance, joint_noise, torso_angle
+from mskbench.tasks.gait import (flat_foot_heights, foot_clearance, normal_joint_noise, normal_velocity_noise,
+                                 torso_angle)
 
-MICRO_SQUAT = {"hip_flexion": 0.3, "knee_angle": 0.6, "ankle_angle": 0.3}
+#: The original's micro-squat without its 0.05 rad hip adduction (on this body that adduction puts
+#: the two feet's collision geoms 2.7 cm into each other).
+MICRO_SQUAT = {"hip_flexion": 0.3, "knee_angle": 0.4, "ankle_angle": 0.1}
 
 
 class Jump(Task):
@@ -79,11 +89,11 @@ class Jump(Task):
     @dataclass(frozen=True)
     class Config(TaskConfig):
         pelvis_height_min_m: float = option(0.45, "pelvis_too_low below this pelvis height (m)")
-        split_max_m: float = option(0.6, "wide_split above this horizontal feet distance (m)")
+        split_max_m: float = option(0.4, "wide_split above this horizontal feet distance (m)")
         hop_high_m: float = option(1.00, "a hop: the pelvis above this height ... (m)")
         hop_low_m: float = option(0.95, "... then back below this height (m)")
         success_hops: int = option(10, "success: at least this many hops")
-        init_noise_rad: float = option(0.02, "initial joint noise U(-this, this), the same on both legs (rad)")
+        init_noise_rad: float = option(0.01, "initial noise N(0, this²) on every joint (rad) and velocity")
 
         def __post_init__(self):
             check_positive(self, "init_noise_rad", allow_zero=True)
@@ -96,12 +106,13 @@ class Jump(Task):
         self.flat_feet_m = flat_foot_heights(ctx)
 
     def initial_state(self, ctx: InitContext, rng: np.random.Generator) -> InitialState:
-        """The micro-squat with symmetric joint noise, on the floor (host: the placement depends on the noise)."""
-        noisy = joint_noise(MICRO_SQUAT, rng, self.init_noise_rad)
-        joints = {f"{k}_{side}": v for k, v in noisy.items() for side in ("l", "r")}
-        qpos = ctx.pose(joints)
+        """The micro-squat with joint and velocity noise, on the floor (host: the placement depends on the noise)."""
+        joints = {f"{k}_{side}": v for k, v in MICRO_SQUAT.items() for side in ("l", "r")}
+        base = ctx.pose(joints, on_ground=False)
+        qpos = ctx.pose(base=normal_joint_noise(ctx, base, rng, self.init_noise_rad))
+        qvel = normal_velocity_noise(ctx, rng, self.init_noise_rad)
         ts = {"armed": np.bool_(False), "hops": np.int64(0)}
-        return InitialState(qpos, np.zeros(ctx.model.nv), ts)
+        return InitialState(qpos, qvel, ts)
 
     def advance(self, s, ts, xp):
         z = s.pelvis_pos[2]

@@ -29,16 +29,22 @@ Choices where the paper is open (also in ``docs/tasks.md``):
   neutral stance has pitch ≈ −0.18 rad).
 * "Fall backward" termination (``fell_backward``): torso pitch below −0.6 rad
   (leaning back more than ~34° from vertical, ~24° beyond the neutral stance).
-* Initial state ("standard standing"): the neutral pose with hip flexion,
-  knee and ankle angles of both legs perturbed by ``U(−0.02, 0.02)`` rad, on
-  the floor, at rest; drawn on the host (``initial_state``): the placement
-  depends on the noise.
+* Initial state ("standard standing"): the neutral pose with every joint
+  perturbed by ``N(0, 0.01²)`` rad (clipped to the joint ranges) and every
+  velocity by ``N(0, 0.01²)``, the original's noise
+  (``msk_bench_v0.py@a68b6ce::MSKBenchRunEnvV0.reset``), on the floor (the
+  original puts the root at 0.95 m); drawn on the host (``initial_state``): the
+  placement depends on the noise.
 
 Observation: torso angle ``(pitch, roll)`` (2), feet heights (2).
 Termination: ``z_pelvis < 0.45`` m (``pelvis_too_low``), ``fell_backward``.
 Success: maximum forward pelvis displacement from the start ``≥ 15`` m
-(``max_forward`` in the task state). Horizon: 1,000 steps (10 s: 15 m needs an
-average of 1.5 m/s including the start from rest, a jog).
+(``max_forward`` in the task state). Horizon: 1,000 steps (10 s at 1 ms × 10; the
+original's registry, ``registry.py@a68b6ce``: 15 m needs an average of 1.5 m/s including
+the start from rest, a jog).
+
+Native solved: none — the original's ``solved`` for Run is a constant 0
+(``msk_bench_v0.py@a68b6ce::MSKBenchRunEnvV0.get_reward_dict``).
 
 Options (``Run.Config``): ``bonus_speed_mps``, ``pelvis_height_min_m``,
 ``backward_pitch_min_rad``, ``success_distance_m``, ``init_noise_rad`` (the
@@ -52,7 +58,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from mskbench.tasks.base import InitContext, InitialState, Task, TaskConfig, check_positive, efficiency, option
-from mskbench.tasks.gait import joint_noise, torso_angle
+from mskbench.tasks.gait import normal_joint_noise, normal_velocity_noise, torso_angle
 
 STANDING_LEGS = {
     "hip_flexion_l": 0.0, "hip_flexion_r": 0.0,
@@ -82,20 +88,19 @@ class Run(Task):
         pelvis_height_min_m: float = option(0.45, "pelvis_too_low below this pelvis height (m)")
         backward_pitch_min_rad: float = option(-0.6, "fell_backward below this torso pitch (rad)")
         success_distance_m: float = option(15.0, "success: maximum forward pelvis displacement (m)")
-        init_noise_rad: float = option(0.02, "initial joint noise U(-this, this) on the legs (rad)")
+        init_noise_rad: float = option(0.01, "initial noise N(0, this²) on every joint (rad) and velocity")
 
         def __post_init__(self):
             check_positive(self, "init_noise_rad", allow_zero=True)
 
     def initial_state(self, ctx: InitContext, rng: np.random.Generator) -> InitialState:
-        """Standing with leg-joint noise, on the floor (host: the placement depends on the noise)."""
-        joints = joint_noise(STANDING_LEGS, rng, self.init_noise_rad)
-        # Knees cannot hyperextend (range [0, 2.09] rad).
-        joints = {k: (abs(v) if k.startswith("knee") else v) for k, v in joints.items()}
-        qpos = ctx.pose(joints)
+        """Standing with joint and velocity noise, on the floor (host: the placement depends on the noise)."""
+        base = ctx.pose(STANDING_LEGS, on_ground=False)
+        qpos = ctx.pose(base=normal_joint_noise(ctx, base, rng, self.init_noise_rad))
+        qvel = normal_velocity_noise(ctx, rng, self.init_noise_rad)
         pelvis = ctx.forward(qpos).pelvis_pos
         ts = {"x0": np.float64(pelvis[0]), "max_forward": np.float64(0.0)}
-        return InitialState(qpos, np.zeros(ctx.model.nv), ts)
+        return InitialState(qpos, qvel, ts)
 
     def advance(self, s, ts, xp):
         return {"x0": ts["x0"], "max_forward": xp.maximum(ts["max_forward"], s.pelvis_pos[0] - ts["x0"])}

@@ -28,21 +28,23 @@ where they sit when standing flat (measured in ``bind``;
 
 Choices where the paper is open (also in ``docs/tasks.md``):
 
-* Direction +y (to the body's left), ``v_target = 0.5`` m/s.
-* Step period ``T = 0.4`` s, peak clearance ``h = 0.08`` m; ``e_L``, ``e_R``
-  are height errors (m) against the reference above — the lateral motion
-  itself is rewarded by ``lateral_velocity`` and bounded by the split terms.
+* Direction +y (to the body's left); ``v_target = 1.0`` m/s, the original's
+  (``msk_bench_v0.py@a68b6ce::MSKBenchSidestepEnvV0._setup``, ``target_y_vel``).
+* Step period ``T = 1/1.5`` s (the original's ``step_freq = 1.5`` Hz), peak
+  clearance ``h = 0.08`` m and the left foot first (the original's
+  ``0.08·max(0, sin φ)``, ``max(0, sin(φ + π))``); ``e_L``, ``e_R`` are height
+  errors (m) against that reference — the lateral motion itself is rewarded by
+  ``lateral_velocity`` and bounded by the split terms.
 * The phase starts at 0 (both feet down) at every reset.
-* Initial state ("crab guard stance, hips wide"): hips flexed 0.5 rad and
-  abducted 0.1 rad, knees 0.8 rad, ankles dorsiflexed 0.35 rad, trunk flexed
-  0.15 rad, arms up in guard (elevation plane 1.3, elevation 0.6, elbows
-  1.4 rad), each joint perturbed by ``U(−0.02, 0.02)`` rad; on the floor, at
-  rest. Feet 0.29 m apart (standing: 0.17 m), pelvis ≈ 0.87 m. Drawn on the
-  host (``initial_state``): the placement depends on the noise.
-* Horizon 2,000 steps (20 s): 9 m needs 0.45 m/s on average, a brisk human
-  side shuffle. The feet's origins are ≥ ~0.1 m apart when closed and the
-  rubber band starts at 0.3 m, so a stride gains ~0.2 m without penalty:
-  ``v_target`` = 0.2 m per 0.4 s cycle (2.5 strides per second).
+* Initial state ("crab guard stance, hips wide"), the original's
+  (``MSKBenchSidestepEnvV0.reset``): hips flexed 0.2 rad and abducted 0.1 rad,
+  knees 0.3 rad, ankles plantarflexed 0.1 rad, then every joint perturbed by
+  ``N(0, 0.01²)`` rad (clipped to the joint ranges) and every velocity by
+  ``N(0, 0.01²)``; on the floor (the original drops the root from 0.90 m and
+  steps 10 ms before the episode). Drawn on the host (``initial_state``): the
+  placement depends on the noise.
+* Horizon 1,000 steps (10 s at 1 ms × 10; the original's registry,
+  ``registry.py@a68b6ce``): 9 m needs 0.9 m/s on average.
 
 Observation: phase ``(sin 2πφ, cos 2πφ)`` (2), lateral distance of the feet
 ``Δy_feet = y_foot,L − y_foot,R`` (1).
@@ -50,7 +52,10 @@ Termination: ``z_pelvis < 0.45`` m (``pelvis_too_low``), ``d_xy,feet > 0.5`` m
 (``split``). Success: maximum absolute lateral pelvis displacement from the
 start ``≥ 9`` m (``max_lateral`` in the task state).
 
-Options (``Sidestep.Config``): ``target_speed_mps`` (0.5), ``period_s`` (0.4),
+Native solved: none — the original's ``solved`` for Sidestep is never set (a constant 0,
+``MSKBenchSidestepEnvV0.get_reward_dict``).
+
+Options (``Sidestep.Config``): ``target_speed_mps`` (1.0), ``period_s`` (1/1.5),
 ``step_height_m``, ``band_m``, ``pelvis_height_min_m``, ``split_max_m``,
 ``success_distance_m``, ``init_noise_rad`` (the values above).
 """
@@ -63,25 +68,21 @@ import numpy as np
 
 from mskbench.tasks.base import (InitContext, InitialState, Task, TaskConfig, advance_phase, check_positive, efficiency,
                                  option, phase_clock)
-from mskbench.tasks.gait import flat_foot_heights, foot_clearance, joint_noise
+from mskbench.tasks.gait import flat_foot_heights, foot_clearance, normal_joint_noise, normal_velocity_noise
 
 CRAB_GUARD = {
-    "hip_flexion_l": 0.5, "hip_flexion_r": 0.5,
+    "hip_flexion_l": 0.2, "hip_flexion_r": 0.2,
     "hip_adduction_l": -0.1, "hip_adduction_r": -0.1,
-    "knee_angle_l": 0.8, "knee_angle_r": 0.8,
-    "ankle_angle_l": 0.35, "ankle_angle_r": 0.35,
-    "flex_extension": -0.15,
-    "elv_angle_l": 1.3, "elv_angle_r": 1.3,
-    "shoulder_elv_l": 0.6, "shoulder_elv_r": 0.6,
-    "elbow_flex_l": 1.4, "elbow_flex_r": 1.4,
+    "knee_angle_l": 0.3, "knee_angle_r": 0.3,
+    "ankle_angle_l": -0.1, "ankle_angle_r": -0.1,
 }
 
 
 class Sidestep(Task):
     name = "Sidestep"
     family = "locomotion"
-    horizon = 2000
-    summary = "Side-shuffle to the left in a crab guard stance (9 m)"
+    horizon = 1000
+    summary = "Side-shuffle to the left in a crab guard stance (9 m in 10 s)"
     reward_weights = {
         "lateral_velocity": 400.0,
         "phase_sync": 200.0,
@@ -92,14 +93,14 @@ class Sidestep(Task):
 
     @dataclass(frozen=True)
     class Config(TaskConfig):
-        target_speed_mps: float = option(0.5, "v_target, to the left (m/s)")
-        period_s: float = option(0.4, "step period T of the phase clock (s)")
+        target_speed_mps: float = option(1.0, "v_target, to the left (m/s)")
+        period_s: float = option(1.0 / 1.5, "step period T of the phase clock (s)")
         step_height_m: float = option(0.08, "peak reference clearance h of a stepping foot (m)")
         band_m: float = option(0.3, "rubber_band_splits above this horizontal feet distance (m)")
         pelvis_height_min_m: float = option(0.45, "pelvis_too_low below this pelvis height (m)")
         split_max_m: float = option(0.5, "split above this horizontal feet distance (m)")
         success_distance_m: float = option(9.0, "success: maximum lateral pelvis displacement (m)")
-        init_noise_rad: float = option(0.02, "initial joint noise U(-this, this) on the crab guard stance (rad)")
+        init_noise_rad: float = option(0.01, "initial noise N(0, this²) on every joint (rad) and velocity")
 
         def __post_init__(self):
             check_positive(self, "target_speed_mps", "period_s")
@@ -113,11 +114,13 @@ class Sidestep(Task):
         self.flat_feet_m = flat_foot_heights(ctx)
 
     def initial_state(self, ctx: InitContext, rng: np.random.Generator) -> InitialState:
-        """The crab guard stance with joint noise, on the floor (host: the placement depends on the noise)."""
-        qpos = ctx.pose(joint_noise(CRAB_GUARD, rng, self.init_noise_rad))
+        """The crab guard stance with joint and velocity noise, on the floor (host: the placement depends on the noise)."""
+        base = ctx.pose(CRAB_GUARD, on_ground=False)
+        qpos = ctx.pose(base=normal_joint_noise(ctx, base, rng, self.init_noise_rad))
+        qvel = normal_velocity_noise(ctx, rng, self.init_noise_rad)
         pelvis = ctx.forward(qpos).pelvis_pos
         ts = {"phase": np.float64(0.0), "y0": np.float64(pelvis[1]), "max_lateral": np.float64(0.0)}
-        return InitialState(qpos, np.zeros(ctx.model.nv), ts)
+        return InitialState(qpos, qvel, ts)
 
     def advance(self, s, ts, xp):
         lateral = xp.abs(s.pelvis_pos[1] - ts["y0"])

@@ -19,7 +19,14 @@ Observation: torso quaternion (4), feet heights (2).
 Initial state: neutral pose (couplings resolved), lowered onto the floor, zero
 velocity, no noise: a fixed start (``start``; nothing is drawn per episode).
 Termination: ``z_CoM < 0.8`` m or root tilt ``> 0.8`` rad.
-Success: 1,000 steps without earlier termination. Horizon: 1,000 control steps.
+Success: 1,000 steps without earlier termination. Horizon: 1,000 control steps
+(10 s at the 1 ms × 10 control step of the original's ``full_body.xml``).
+
+Native solved (the original's ``solved``, ``msk_bench_v0.py@a68b6ce::MSKBenchStandEnvV0.get_reward_dict``):
+``‖q[2:] − q0[2:]‖ < 0.2 ∧ exp(−10‖v_CoM,xy‖)·exp(−0.1‖q̇‖) > 0.9`` — the distance over the
+root height, root quaternion and every joint from the start pose (``q0_root`` and ``q0_joints``
+in the task state), the stillness over the horizontal CoM velocity and all generalised
+velocities. It holds at rest in the start pose.
 
 Options (``Stand.Config``): the termination thresholds ``com_height_min_m``,
 ``tilt_max_rad``.
@@ -47,6 +54,9 @@ class Stand(Task):
         "survival": 5.0,
         "efficiency": -1.0,
     }
+    native_solved = ("‖q[2:] − q0[2:]‖ < 0.2 (root height, root quaternion, joints vs the start) and "
+                     "exp(−10‖v_CoM,xy‖)·exp(−0.1‖q̇‖) > 0.9; "
+                     "msk_bench/envs/msk/benchmark/msk_bench_v0.py@a68b6ce::MSKBenchStandEnvV0.get_reward_dict")
 
     @dataclass(frozen=True)
     class Config(TaskConfig):
@@ -56,7 +66,7 @@ class Stand(Task):
     def start(self, ctx: InitContext) -> InitialState:
         qpos = ctx.pose()
         q0 = qpos[ctx.handles.joint_qpos].copy()
-        return InitialState(qpos, np.zeros(ctx.model.nv), {"q0_joints": q0})
+        return InitialState(qpos, np.zeros(ctx.model.nv), {"q0_joints": q0, "q0_root": qpos[2:7].copy()})
 
     def observation(self, s, ts, xp):
         return {"torso_quat": s.quat("torso"), "feet_height": s.foot_heights}
@@ -77,3 +87,16 @@ class Stand(Task):
 
     def success(self, ts, steps, terminated, xp):
         return survived(steps, terminated, self.horizon, xp)
+
+    def native_pose_distance(self, s, ts, xp):
+        """``‖q[2:] − q0[2:]‖``: root height, root quaternion and joints from the start pose."""
+        d_root = s.q[2:7] - ts["q0_root"]
+        d_joints = s.q_joints - ts["q0_joints"]
+        return xp.sqrt(xp.sum(d_root**2) + xp.sum(d_joints**2))
+
+    def native_stillness(self, s, xp):
+        """``exp(−10‖v_CoM,xy‖)·exp(−0.1‖q̇‖)`` (the original's CoM velocity is horizontal)."""
+        return xp.exp(-10.0 * xp.linalg.norm(s.com_vel[:2])) * xp.exp(-0.1 * xp.linalg.norm(s.qdot))
+
+    def solved_native(self, s, ts, steps, xp):
+        return xp.logical_and(self.native_pose_distance(s, ts, xp) < 0.2, self.native_stillness(s, xp) > 0.9)

@@ -25,7 +25,12 @@ Observation: phase clock ``(sin 2πφ, cos 2πφ)`` (2) and ``Δq = q_joints −
 velocities at that phase, root moving forward at ``v_target``, lowered onto
 the floor (on the host, ``initial_state``: the placement depends on the
 phase). Termination: ``z_CoM < 0.5`` m or root tilt ``> 0.8`` rad.
-Success: 1,000 steps without earlier termination. Horizon: 1,000 steps.
+Success: 1,000 steps without earlier termination. Horizon: 1,000 steps (10 s at the
+1 ms × 10 control step of the original's ``full_body.xml``).
+
+Native solved (the original's ``solved``, ``walk_v0.py@4ffd2d6::WalkEnvV0.get_reward_dict``):
+``kinematic_imitation > 0.8``, i.e. ``exp(−2‖q_joints − q_ref(φ)‖²) > 0.8``. It holds at the
+reference start (every episode starts on the reference).
 """
 
 from __future__ import annotations
@@ -52,6 +57,8 @@ class Walk(Task):
         "forward_face": 8.0,
         "efficiency": -1.0,
     }
+    native_solved = ("kinematic_imitation exp(−2‖q_joints − q_ref(φ)‖²) > 0.8; "
+                     "msk_bench/envs/msk/benchmark/walk_v0.py@4ffd2d6::WalkEnvV0.get_reward_dict")
 
     @dataclass(frozen=True)
     class Config(TaskConfig):
@@ -91,12 +98,16 @@ class Walk(Task):
             "delta_q": s.q_joints - self._ref().q_ref(ts["phase"], xp),
         }
 
+    def kinematic_imitation(self, s, ts, xp):
+        """``exp(−2‖q_joints − q_ref(φ)‖²)``."""
+        dq = s.q_joints - self._ref().q_ref(ts["phase"], xp)
+        return xp.exp(-2.0 * xp.sum(dq**2))
+
     def reward_terms(self, s, ts, xp):
         v_target = xp.asarray([self.target_speed_mps, 0.0, 0.0])
-        dq = s.q_joints - self._ref().q_ref(ts["phase"], xp)
         return {
             "velocity_tracking": xp.exp(-2.0 * xp.sum((s.com_vel - v_target) ** 2)),
-            "kinematic_imitation": xp.exp(-2.0 * xp.sum(dq**2)),
+            "kinematic_imitation": self.kinematic_imitation(s, ts, xp),
             "upright": xp.exp(-10.0 * (1.0 - s.u_torso[2])),
             "no_hunch": xp.exp(-20.0 * (s.u_chest[2] + 0.1) ** 2),
             "forward_face": xp.exp(-5.0 * (1.0 - s.u_chest[0])),
@@ -108,3 +119,6 @@ class Walk(Task):
 
     def success(self, ts, steps, terminated, xp):
         return survived(steps, terminated, self.horizon, xp)
+
+    def solved_native(self, s, ts, steps, xp):
+        return self.kinematic_imitation(s, ts, xp) > 0.8
