@@ -1,4 +1,5 @@
-"""The grip group: Powerlift, Squat, ChinUp — contract, props, and task logic on constructed states."""
+"""The grip group and Reach: Powerlift, Squat, ChinUp, Reach — props, timing, native solved signals and task
+logic on constructed states."""
 
 from __future__ import annotations
 
@@ -10,7 +11,9 @@ from contract import forward
 
 from mskbench.tasks.chin_up import ChinUp
 from mskbench.tasks.grip import grip_residual_m
+from mskbench.envs import MSKEnv
 from mskbench.tasks.powerlift import Powerlift
+from mskbench.tasks.reach import Reach
 from mskbench.tasks.squat import Squat, squat_pose
 
 
@@ -50,7 +53,7 @@ def test_powerlift_initial_state_and_bar(powerlift):
     obs, _ = env.reset(seed=0)
     m, d, task = env.model, env.data, env.task
     bar = m.body("powerlift_bar").id
-    assert m.body_subtreemass[bar] == pytest.approx(20.0)
+    assert m.body_subtreemass[bar] == pytest.approx(0.05)  # the original's powerlift.xml
     assert grip_residual_m(m, d, "powerlift") < 1e-3
     # Only feet on the floor; nothing interpenetrates.
     contacts = _contacts(env)
@@ -58,7 +61,8 @@ def test_powerlift_initial_state_and_bar(powerlift):
     assert min(c[2] for c in contacts) > -1e-6
     view = env.sim.view()
     z_bar = d.qpos[task.bar_qpos_adr + 2]
-    assert 0.7 < z_bar < 0.8
+    assert 1.75 < z_bar < 1.9  # overhead, above the 1.6 m threshold from the start
+    assert z_bar > view.head_pos[2] + 0.3
     assert view.joint("lumbar") == pytest.approx(-0.4)
     assert float(env.task_state["max_bar_height"]) == pytest.approx(z_bar)
     lay = env.obs_layout
@@ -146,9 +150,12 @@ def test_powerlift_success_history():
         ts = task.advance(SimpleNamespace(q=np.array([0.0, 0.0, z])), ts, np)
     assert float(ts["max_bar_height"]) == pytest.approx(1.62)
     assert task.success_trace(ts) == {"max_bar_height": pytest.approx(1.62)}
+    assert task.horizon == 1000 and task.success_steps == 900
     assert task.success(ts, 900, False, np)
     assert not task.success(ts, 899, False, np)
     assert not task.success(ts, 900, True, np)
+    assert task.success(ts, 950, True, np)  # terminated after reaching 900 steps
+    assert task.success(ts, 1000, False, np)
     low = {"max_bar_height": np.float64(1.599)}
     assert not task.success(low, 900, False, np)
     assert task.success({"max_bar_height": np.float64(1.6)}, 900, False, np)
@@ -157,10 +164,10 @@ def test_powerlift_success_history():
 # -- Squat ----------------------------------------------------------------------------------
 def test_squat_reference(squat):
     task = squat.task
-    top, amp = task.top_height_m, task.top_height_m - 0.65
+    top, amp = task.top_height_m, task.top_height_m - 0.55
     assert 0.93 < top < 0.96
     assert task.z_target(0.0) == pytest.approx(top)
-    assert task.z_target(0.5) == pytest.approx(0.65)
+    assert task.z_target(0.5) == pytest.approx(0.55)
     assert task.z_target(0.25) == pytest.approx(top - amp / 2)
     assert task.vz_target(0.25) == pytest.approx(-amp * np.pi / 4.0)
     assert task.vz_target(0.0) == pytest.approx(0.0)
@@ -182,7 +189,7 @@ def test_squat_joint_targets_match_height_target(squat, phase):
     hip = 0.5 * (view.joint("hip_flexion_l") + view.joint("hip_flexion_r"))
     ts = {"phase": np.float64(phase), "went_below": np.bool_(False), "rose_after": np.bool_(False)}
     terms = task.reward_terms(view, ts, np)
-    assert hip == pytest.approx(1.4 * depth)
+    assert hip == pytest.approx(1.5 * depth)
     assert terms["hip_tracking"] == pytest.approx(1.0) and terms["knee_tracking"] == pytest.approx(1.0)
     assert terms["height_tracking"] > 0.999
 
@@ -293,9 +300,9 @@ def test_chinup_initial_hang(chinup):
     feet = [view.pos(r)[2] for r in ("foot_l", "foot_r", "toes_l", "toes_r")]
     assert min(feet) > 0.2
     hands = np.array([view.pos("hand_l"), view.pos("hand_r")])
-    np.testing.assert_allclose(hands[:, 2], 2.35, atol=1e-3)
-    assert view.head_pos[2] < 2.35 - 0.3
-    assert obs[env.obs_layout["task/delta_z_chin"]][0] == pytest.approx(2.35 - view.head_pos[2], abs=1e-6)
+    np.testing.assert_allclose(hands[:, 2], 2.3, atol=1e-3)
+    assert view.head_pos[2] < 2.3 - 0.3
+    assert obs[env.obs_layout["task/delta_z_chin"]][0] == pytest.approx(2.3 - view.head_pos[2], abs=1e-6)
     assert obs[env.obs_layout["task/phase"]][0] == 0.0
     assert view.joint("hip_flexion_l") == 0.0
     assert d.qpos[m.joint("shoulder_elv_l").qposadr[0]] == pytest.approx(2.8)
@@ -343,7 +350,7 @@ def test_chinup_rewards_on_constructed_states(chinup):
     assert sorted(names) == sorted(["LAT1", "LAT2", "LAT3", "BIClong", "BICshort", "LAT1_left", "LAT2_left",
                                     "LAT3_left", "BIClong_left", "BICshort_left"])
     view = env.sim.view()
-    d.qpos[2] += 2.35 - 0.2 - view.head_pos[2]  # head 0.2 m below the bar
+    d.qpos[2] += 2.3 - 0.2 - view.head_pos[2]  # head 0.2 m below the bar
     legs = [m.joint(f"{j}_{s}").dofadr[0] for j in ("hip_flexion", "hip_adduction", "hip_rotation",
                                                      "knee_angle", "ankle_angle") for s in "lr"]
     d.qvel[:] = 0.0
@@ -383,7 +390,7 @@ def test_chinup_explosive_accel_and_success_counter():
     assert float(ts["pelvis_az"]) == pytest.approx(-3.0)
     assert task.reward_terms(fake, ts, np)["explosive_accel"] == 0.0
 
-    top = 2.35 + 0.1
+    top = 2.3 + 0.1
     for _ in range(24):
         ts = task.advance(view(top + 0.01, 0.0), ts, np)
     assert int(ts["above_steps"]) == 24 and not task.success(ts, 30, False, np)
@@ -418,3 +425,136 @@ def test_the_hand_anchor_is_read_from_the_spec_as_the_compiled_model_places_it()
         np.testing.assert_allclose(pos, expected, rtol=0, atol=1e-12)
     with pytest.raises(ValueError, match="no body 'thirdmc_x'"):
         hand_anchor(spec, "thirdmc_x")
+
+
+# -- timing, native solved signals, the original's scenes ---------------------------------------
+@pytest.mark.parametrize("task, dt, horizon, seconds", [
+    ("Powerlift", 0.02, 1000, 20.0),  # powerlift.xml 2 ms x 10; registry 1000 steps
+    ("ChinUp", 0.02, 500, 10.0),      # chin_up.xml 2 ms x 10; registry 500 steps
+    ("Reach", 0.02, 500, 10.0),       # reach.xml 2 ms x 10; registry 500 steps
+    ("Squat", 0.01, 1000, 10.0),      # squat.xml 1 ms x 10; registry 1000 steps
+])
+def test_control_step_and_horizon_in_seconds(shared_envs, task, dt, horizon, seconds):
+    env = shared_envs(task)
+    assert env.control_dt_s == pytest.approx(dt)
+    assert env.model.opt.timestep == pytest.approx(dt / 10)
+    assert env.task.horizon == horizon
+    assert env.control_dt_s * env.task.horizon == pytest.approx(seconds)
+
+
+def test_powerlift_native_solved_on_constructed_states(powerlift):
+    env = powerlift
+    env.reset(seed=0)
+    task, d = env.task, env.data
+    assert task.native_solved is not None and "@" in task.native_solved
+    a, v = task.bar_qpos_adr, task.bar_dof_adr
+    ts = env.task_state
+
+    def solved(z, vz, wz=0.0):
+        d.qpos[a + 2], d.qvel[:] = z, 0.0
+        d.qvel[v + 2], d.qvel[v + 5] = vz, wz
+        return bool(task.solved_native(forward(env), ts, 10, np))
+
+    assert solved(1.65, 0.05)
+    assert solved(1.65, -0.09, wz=3.0)  # the bar's spin about z does not matter (the original's cvel[2] bug)
+    assert not solved(1.65, 0.11)  # just too fast
+    assert not solved(1.65, -0.11)
+    assert not solved(1.595, 0.0)  # just too low
+    env.reset(seed=0)
+
+
+def test_powerlift_start_meets_the_native_signal_at_rest(powerlift):
+    """The bar starts overhead above 1.6 m and at rest (as in the original): the native signal holds at reset."""
+    env = powerlift
+    env.reset(seed=0)
+    assert bool(env.task.solved_native(env.sim.view(), env.task_state, 0, np))
+
+
+def test_reach_native_solved_and_curriculum(reach_env):
+    task = reach_env.task
+    assert task.native_solved is not None and "@" in task.native_solved
+    reach_env.reset(seed=0)
+    view = reach_env.sim.view()
+    ts = {**reach_env.task_state, "touches": np.int64(5)}
+    assert not bool(task.solved_native(view, ts, 10, np))  # touch_count > 5 not yet
+    hand = np.array(view.pos("hand_r"))
+    ts["targets"] = ts["targets"].copy()
+    ts["target_idx"] = np.int64(5)
+    ts["targets"][5] = hand + np.array([0.0, 0.0, 0.14])  # the sixth touch
+    ts = task.advance(view, ts, np)
+    assert int(ts["touches"]) == 6 and bool(task.solved_native(view, ts, 11, np))
+    ts["targets"] = ts["targets"].copy()
+    ts["targets"][6] = hand + np.array([0.0, 0.0, 0.16])  # just outside: still 6, still solved
+    ts = task.advance(view, ts, np)
+    assert int(ts["touches"]) == 6 and bool(task.solved_native(view, ts, 12, np))
+
+
+def test_reach_targets_follow_the_original_curriculum(reach_env):
+    task = reach_env.task
+    low, high = task.target_boxes()
+    np.testing.assert_allclose(low[0], [0.3, -0.6, 1.2])
+    np.testing.assert_allclose(high[0], [0.8, 0.6, 1.7])
+    np.testing.assert_allclose(low[2], [0.3, -0.6, 0.9])
+    np.testing.assert_allclose(high[2], [1.0, 0.6, 1.7])
+    for k in (5, 6, 31):  # level min(k, 5)
+        np.testing.assert_allclose(low[k], [0.3, -0.6, 0.6])
+        np.testing.assert_allclose(high[k], [1.3, 0.6, 1.7])
+    pelvis = None
+    for seed in range(4):
+        reach_env.reset(seed=seed)
+        pelvis = reach_env.sim.view().pelvis_pos
+        rel = reach_env.task_state["targets"] - np.array([pelvis[0], pelvis[1], 0.0])
+        assert np.all(rel >= low - 1e-12) and np.all(rel <= high + 1e-12)
+        assert np.all(np.linalg.norm(reach_env.task_state["targets"] - pelvis, axis=1) >= 0.4)
+
+
+def test_reach_keeps_a_target_until_touched_unless_asked(reach_env):
+    task = reach_env.task
+    assert task.retarget_on_timeout is False and task.window_steps == 100  # 2 s of 20 ms steps
+    reach_env.reset(seed=0)
+    view = reach_env.sim.view()
+    ts = {**reach_env.task_state, "targets": reach_env.task_state["targets"].copy()}
+    ts["targets"][:] = np.array(view.pos("hand_r")) + np.array([3.0, 0.0, 0.0])
+    for _ in range(task.window_steps + 5):
+        ts = task.advance(view, ts, np)
+    assert int(ts["target_idx"]) == 0 and int(ts["steps_on_target"]) == task.window_steps + 5
+    np.testing.assert_allclose(task.observation(view, ts, np)["phase"],
+                               [np.sin(2 * np.pi * 5 / 100), np.cos(2 * np.pi * 5 / 100)], atol=1e-12)
+
+
+def test_squat_and_chinup_have_no_native_signal(squat, chinup):
+    for env in (squat, chinup):
+        env.reset(seed=0)
+        assert env.task.native_solved is None
+        assert not bool(env.task.solved_native(env.sim.view(), env.task_state, 0, np))
+
+
+def test_squat_weights_and_barbell_follow_the_original(squat):
+    task, m = squat.task, squat.model
+    assert task.reward_weights["knee_tracking"] == 300.0 and task.reward_weights["hip_tracking"] == 200.0
+    names = ("squat_barbell_shaft", "squat_barbell_plate_l", "squat_barbell_plate_r")
+    root = {int(m.geom_bodyid[m.geom(n).id]) for n in names}
+    assert root == {m.body("Full Body").id}
+    assert m.body_mass[m.body("Full Body").id] == pytest.approx(2.0)  # the root body is otherwise massless
+    squat.reset(seed=0)
+    view, d = squat.sim.view(), squat.data
+    shaft = d.geom_xpos[m.geom("squat_barbell_shaft").id]
+    np.testing.assert_allclose(shaft, view.pos("root") + np.array([-0.05, 0.0, 0.45]), atol=1e-6)
+    assert d.geom_xpos[m.geom("squat_barbell_plate_l").id][1] == pytest.approx(0.7, abs=1e-6)
+    assert task.z_target(0.5) == pytest.approx(0.55)
+
+
+def test_powerlift_load_option():
+    env = MSKEnv(Powerlift(bar_mass_kg=10.0))
+    try:
+        assert env.model.body_subtreemass[env.model.body("powerlift_bar").id] == pytest.approx(10.0)
+    finally:
+        env.close()
+    with pytest.raises(ValueError, match="bar_mass_kg"):
+        Powerlift(bar_mass_kg=0.0)
+
+
+def test_reach_retarget_option_keeps_the_old_window():
+    task = Reach(retarget_on_timeout=True)
+    task.control_dt_s = 0.02
+    assert task.window_steps == 100

@@ -12,14 +12,15 @@ muscle_force_filter (5)     ``mean(F_pull_muscles)``, ``F = −muscle_force``
                             biceps brachii of both arms
 explosive_accel (40)        ``max(0, z̈_pelvis)``, ``z̈_pelvis =
                             (ż_pelvis − ż_pelvis,prev) / Δt`` over one control
-                            step (Δt = 10 ms; m/s², not clipped)
+                            step (Δt = 20 ms; m/s², not clipped)
 anti_kipping (−20)          ``‖q̇_legs‖`` — hip flexion, adduction, rotation,
                             knee and ankle velocities of both legs (10 dofs)
 efficiency (−1)             ``mean(a²)`` (our weight)
 ==========================  ===================================================
 
-The bar is a fixed horizontal capsule ``chinup_bar`` (radius 1.5 cm, 1 m
-long, along y) at ``h_bar = 2.35`` m. The hands hold it through two
+The bar is a fixed horizontal capsule ``chinup_bar`` (radius 2 cm, 1.2 m
+long, along y) at ``h_bar = 2.3`` m (the original's ``chin_up.xml``:
+``HighBar`` at 2.3 m, a cylinder of radius 0.02 m and half-length 0.6 m). The hands hold it through two
 site-to-site ``connect`` equalities (:mod:`mskbench.tasks.grip`): the origin
 of each third metacarpal is pinned to the bar's axis at ``y = ±0.2115`` m (the
 hand separation of the initial pose). A ``connect`` is a ball joint, so the
@@ -37,18 +38,21 @@ Choices where the paper is open (also in ``docs/tasks.md``):
 * Initial state ("hanging, flexed shoulders"): plane of elevation 1.0 rad,
   shoulder elevation 2.8 rad, elbows 0.2 rad, everything else neutral; the
   body is placed so the hands' midpoint is on the bar (constraint residual
-  < 1 mm), which leaves the feet ~0.3 m above the floor; at rest, no noise: a
+  < 1 mm), which leaves the feet ~0.26 m above the floor; at rest, no noise: a
   fixed start (``start``). The task state starts with ``ż_pelvis,prev = 0``
   (the body is at rest).
 * Success is latched: once the head has been more than 0.1 m above the bar
   for 25 consecutive control steps the episode counts as a success.
+* Native solved: none — the original's ``solved`` is the constant 0
+  (``msk_bench_v0.py@a68b6ce::MSKBenchChinUpEnvV0.get_reward_dict``).
 
 Observation: ``phase`` (1, always 0), ``delta_z_chin`` (1).
 Termination: ``z_pelvis < 0.5`` m (``fell_off_bar``). Success: ``z_head >
-h_bar + 0.1`` m for ≥ 25 consecutive steps. Horizon: 1,000 steps (our
-choice; the paper gives none).
+h_bar + 0.1`` m for ≥ 25 consecutive steps. Horizon: 500 control steps of
+20 ms (the original's registry, and its ``chin_up.xml`` 2 ms physics step:
+10 s; the paper gives none).
 
-Options (``ChinUp.Config``): ``bar_height_m`` (2.35 m), ``head_clearance_m``
+Options (``ChinUp.Config``): ``bar_height_m`` (2.3 m), ``head_clearance_m``
 (0.1 m), ``hold_steps`` (25), ``pelvis_height_min_m`` (0.5 m).
 """
 
@@ -77,7 +81,8 @@ LEG_JOINTS = ("hip_flexion", "hip_adduction", "hip_rotation", "knee_angle", "ank
 class ChinUp(Task):
     name = "ChinUp"
     family = "interaction"
-    horizon = 1000
+    horizon = 500
+    timestep_s = 0.002
     summary = "Pull the head above a horizontal bar from a dead hang"
     reward_weights = {
         "spatial_gradient": 50.0,
@@ -89,7 +94,7 @@ class ChinUp(Task):
 
     @dataclass(frozen=True)
     class Config(TaskConfig):
-        bar_height_m: float = option(2.35, "h_bar: height of the bar's axis (m)")
+        bar_height_m: float = option(2.3, "h_bar: height of the bar's axis (m)")
         head_clearance_m: float = option(0.1, "success: the head this far above the bar ... (m)")
         hold_steps: int = option(25, "... for this many consecutive control steps")
         pelvis_height_min_m: float = option(0.5, "fell_off_bar below this pelvis height (m)")
@@ -100,7 +105,7 @@ class ChinUp(Task):
     def add_props(self, spec: mujoco.MjSpec) -> None:
         bar = spec.worldbody.add_body(name="chinup_bar", pos=[0.0, 0.0, self.bar_height_m])
         bar.add_geom(name="chinup_bar_geom", type=mujoco.mjtGeom.mjGEOM_CAPSULE,
-                     fromto=[0.0, -0.5, 0.0, 0.0, 0.5, 0.0], size=[0.015, 0, 0],
+                     fromto=[0.0, -0.6, 0.0, 0.0, 0.6, 0.0], size=[0.02, 0, 0],
                      contype=0, conaffinity=0, rgba=[0.6, 0.6, 0.62, 1.0])
         add_grip(spec, "chinup", bar, GRIP_HALF_WIDTH_M)
 

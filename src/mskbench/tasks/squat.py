@@ -7,8 +7,8 @@ termination), Table XII (success).
 reward term (weight)          formula
 ============================  =================================================
 height_tracking (200)         ``exp(−30(z_pelvis − z_target(φ))²)``
-hip_tracking (300)            ``exp(−5(q̄_hip − q_target,hip(φ))²)``
-knee_tracking (200)           ``exp(−5(q̄_knee − q_target,knee(φ))²)``
+hip_tracking (200)            ``exp(−5(q̄_hip − q_target,hip(φ))²)``
+knee_tracking (300)           ``exp(−5(q̄_knee − q_target,knee(φ))²)``
 vertical_velocity_tracking    ``exp(−5(v_z,CoM − v_z,target(φ))²)``
 (200)
 com_centered (300)            ``exp(−15‖p_pelvis^xy − p_mid_feet^xy‖²)``
@@ -16,8 +16,9 @@ kneeling_penalty (−1000)      ``I(min(z_knee,L, z_knee,R) < 0.25 m)``
 efficiency (−1)               ``mean(a²)`` (our weight)
 ============================  =================================================
 
-The paper's "Joint tracking ... 300/200" is split into ``hip_tracking`` (300)
-and ``knee_tracking`` (200), in the order of Fig. 11(a)'s "hip and knee".
+The paper's ambiguous "Joint tracking ... 300/200" is resolved as the
+original code does: ``knee_tracking`` 300, ``hip_tracking`` 200
+(``msk_bench_v0.py@a68b6ce::MSKBenchSquatEnvV0.DEFAULT_RWD_KEYS_AND_WEIGHTS``).
 ``q̄_hip`` is the mean of both ``hip_flexion`` angles, ``q̄_knee`` of both
 ``knee_angle`` s.
 
@@ -26,31 +27,40 @@ Choices where the paper is open (also in ``docs/tasks.md``):
 * Phase clock ``φ ∈ [0, 1)`` with a 4 s period, starting at 0 (standing).
   Pelvis-height target ``z_target(φ) = z_top − (z_top − z_bottom)(1 − cos 2πφ)/2``
   with ``z_top`` the pelvis height of the start pose on the floor (~0.947 m)
-  and ``z_bottom = 0.65`` m (below the 0.75 m of the success criterion);
+  and ``z_bottom = 0.55`` m (the original's ``0.75 − 0.20``; below the 0.75 m
+  of the success criterion), period 4 s (the original's 0.25 Hz);
   ``v_z,target = dz_target/dt = −(z_top − z_bottom) π sin(2πφ) / 4 s``.
 * Joint targets consistent with ``z_target``: a one-parameter squat family
-  ``hip_flexion = 1.4 d``, ``knee_angle = 1.9 d``, ``ankle_angle = 0.5 d``
+  ``hip_flexion = 1.5 d``, ``knee_angle = 2.0 d``, ``ankle_angle = 0.5 d``
   (both legs, ``d ∈ [0, 1]``), the rest of the start pose unchanged, each
   lowered onto the floor; the pelvis height of 21 such poses is tabulated when
   the task is bound, and ``d(z_target)`` is read off that table by linear
-  interpolation, giving ``q_target,hip = 1.4 d`` and ``q_target,knee = 1.9 d``.
+  interpolation, giving ``q_target,hip = 1.5 d`` and ``q_target,knee = 2.0 d``
+  (the original's hip target also peaks at 1.5 rad).
 * ``p_mid_feet``: mean of the four foot points (both heels ``calcn`` and both
   ``toes`` body origins), the middle of the support area.
 * "Barbell hold" without a barbell: the arms are put in a back-squat hold
   (plane of elevation 0, shoulder elevation 1.0 rad, shoulder rotation
   −1.5 rad, elbows flexed 2.2 rad: upper arms out to the sides, forearms up,
   hands ~0.38 m to either side of the midline at ~1.59 m, just behind the
-  neck) and no load is added; the squat is body-weight only. The initial
+  neck). The load is the original's (``squat.xml``): a 2 kg barbell rigidly
+  fixed to the root body (a 1 kg capsule shaft of radius 0.015 m and
+  half-length 0.8 m along y, two 0.5 kg plates of radius 0.15 m at
+  ``y = ±0.7`` m, 0.45 m above and 0.05 m behind the root's origin), colliding
+  with the floor only (contype 1, conaffinity 0). The initial
   state is that pose with legs straight on the floor, at rest, no noise (φ = 0
   is the top of the squat): a fixed start (``start``).
 * Observation: phase ``(sin 2πφ, cos 2πφ)`` (2) and ``z_target`` (1).
+* Native solved: none — the original's ``solved`` is the constant 0.
 
 Termination: ``z_pelvis < 0.35`` m (``pelvis_too_low``) or a knee below
 0.25 m (``kneeling``, the "landmine"). Success: the pelvis first falls below
 0.75 m and afterwards rises above 0.90 m (a two-state latch in the task
-state). Horizon: 1,000 steps (our choice: 2.5 squat periods).
+state). Horizon: 1,000 control steps of 10 ms (the original's registry and
+``squat.xml``'s 1 ms physics step: 10 s, 2.5 squat periods).
 
-Options (``Squat.Config``): ``period_s`` (4 s), ``bottom_height_m`` (0.65 m),
+Options (``Squat.Config``): ``period_s`` (4 s), ``bottom_height_m`` (0.55 m),
+``barbell_mass_kg`` (2 kg),
 ``n_table`` (21), the termination heights ``pelvis_height_min_m``,
 ``knee_height_min_m`` and the success heights ``below_m``, ``above_m``.
 """
@@ -59,6 +69,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import mujoco
 import numpy as np
 
 from mskbench.tasks.base import (InitContext, InitialState, Task, TaskConfig, advance_phase, check_positive, efficiency,
@@ -72,7 +83,7 @@ BARBELL_HOLD = {
     "elbow_flex_l": 2.2, "elbow_flex_r": 2.2,
 }
 #: Squat family: joint angle (rad) at full depth d = 1, per model joint.
-SQUAT_DEPTH_JOINTS = {"hip_flexion": 1.4, "knee_angle": 1.9, "ankle_angle": 0.5}
+SQUAT_DEPTH_JOINTS = {"hip_flexion": 1.5, "knee_angle": 2.0, "ankle_angle": 0.5}
 
 
 def squat_pose(depth: float) -> dict[str, float]:
@@ -91,8 +102,8 @@ class Squat(Task):
     summary = "Squat below 0.75 m and back up, tracking a phase-clocked pelvis trajectory"
     reward_weights = {
         "height_tracking": 200.0,
-        "hip_tracking": 300.0,
-        "knee_tracking": 200.0,
+        "hip_tracking": 200.0,
+        "knee_tracking": 300.0,
         "vertical_velocity_tracking": 200.0,
         "com_centered": 300.0,
         "kneeling_penalty": -1000.0,
@@ -102,15 +113,17 @@ class Squat(Task):
     @dataclass(frozen=True)
     class Config(TaskConfig):
         period_s: float = option(4.0, "period of the squat's phase clock (s)")
-        bottom_height_m: float = option(0.65, "z_bottom: pelvis-height target at the bottom of the squat (m)")
+        bottom_height_m: float = option(0.55, "z_bottom: pelvis-height target at the bottom of the squat (m)")
         pelvis_height_min_m: float = option(0.35, "pelvis_too_low below this pelvis height (m)")
         knee_height_min_m: float = option(0.25, "kneeling (and kneeling_penalty) below this knee height (m)")
         below_m: float = option(0.75, "success: the pelvis first goes below this height (m)")
         above_m: float = option(0.90, "success: ... and afterwards above this height (m)")
         n_table: int = option(21, "squat depths tabulated for the joint targets")
+        barbell_mass_kg: float = option(2.0, "barbell on the back: shaft half, each plate a quarter (kg)")
 
         def __post_init__(self):
             check_positive(self, "period_s", "bottom_height_m")
+            check_positive(self, "barbell_mass_kg", allow_zero=True)
             if self.n_table < 2:
                 raise ValueError(f"n_table must be >= 2, got {self.n_table}")
 
@@ -118,6 +131,24 @@ class Squat(Task):
     top_height_m = 0.947
     _table_z: np.ndarray = np.array((0.5, 0.947))
     _table_d: np.ndarray = np.array((1.0, 0.0))
+
+    def add_props(self, spec: mujoco.MjSpec) -> None:
+        """The original's barbell: geoms fixed to the root body (mass only; it collides with the floor)."""
+        root = spec.body(self.body.root)
+        common = {"contype": 1, "conaffinity": 0}
+        shaft, plate = 0.5 * self.barbell_mass_kg, 0.25 * self.barbell_mass_kg
+
+        def local(x: float, y: float, z: float) -> list[float]:
+            # Body frame (x forward, y left) to the root's frame, in which the shipped model faces -y.
+            return [y, -x, z]
+
+        root.add_geom(name="squat_barbell_shaft", type=mujoco.mjtGeom.mjGEOM_CAPSULE,
+                      fromto=local(-0.05, -0.8, 0.45) + local(-0.05, 0.8, 0.45), size=[0.015, 0, 0], mass=shaft,
+                      rgba=[0.8, 0.8, 0.8, 1.0], **common)
+        for side, y in (("l", 0.7), ("r", -0.7)):
+            root.add_geom(name=f"squat_barbell_plate_{side}", type=mujoco.mjtGeom.mjGEOM_CYLINDER,
+                          fromto=local(-0.05, y - 0.04, 0.45) + local(-0.05, y + 0.04, 0.45), size=[0.15, 0, 0],
+                          mass=plate, rgba=[0.1, 0.1, 0.1, 1.0], **common)
 
     def bind(self, ctx: InitContext) -> None:
         super().bind(ctx)
