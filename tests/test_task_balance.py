@@ -60,7 +60,7 @@ def test_finite_after_zero_action_physics(name, request):
 
 
 def test_task_metadata():
-    assert (SingleLegStand.horizon, Balance.horizon, Catch.horizon) == (1000, 500, 200)
+    assert (SingleLegStand.horizon, Balance.horizon, Catch.horizon) == (1000, 1000, 200)
     assert SingleLegStand.family == Balance.family == "stabilization" and Catch.family == "interaction"
     assert SingleLegStand.reward_weights["foot_touch_penalty"] == -800.0
     assert Balance.reward_weights["stand_tall"] == 4.0
@@ -318,8 +318,8 @@ def test_balance_rewards_on_constructed_states(balance_env):
     task = env.task
     env.reset(seed=0)
     ts = env.task_state
-    # Ball 0.2 m to the side of the board: exp(−5·0.2).
-    _move_prop(env, "balance_ball_free", [0.0, 0.2, 0.0])
+    # Board 0.2 m to the side of the (fixed) ball: exp(−5·0.2).
+    _move_prop(env, "balance_board_free", [0.0, 0.2, 0.0])
     s = forward(env)
     terms = task.reward_terms(s, ts, np)
     assert terms["board_over_ball"] == pytest.approx(np.exp(-1.0), rel=1e-9)
@@ -375,8 +375,8 @@ def test_balance_separation_trace_and_success(balance_env):
     env.reset(seed=0)
     ts = ts_copy(env.task_state)
     seps = []
-    for dy in (0.3, 0.3, -0.4):  # separation 0.3, 0.6, 0.2
-        _move_prop(env, "balance_ball_free", [0.0, dy, 0.0])
+    for dy in (0.3, 0.3, -0.4):  # separation 0.3, 0.6, 0.2 (the board moves; the ball is fixed)
+        _move_prop(env, "balance_board_free", [0.0, dy, 0.0])
         ts = task.advance(forward(env), ts, np)
         seps.append(float(ts["board_ball_sep"]))
     np.testing.assert_allclose(seps, [0.3, 0.6, 0.2], atol=1e-9)
@@ -416,17 +416,19 @@ def test_catch_initial_state_and_throw(catch_env):
         assert 0.2 < np.linalg.norm(hand_l - hand_r) < 0.35
         p0 = s.body_pos(task.cube_id).copy()
         v0 = env.data.qvel[task.cube_dof:task.cube_dof + 3].copy()
-        assert 1.8 <= p0[0] - basket[0] <= 2.4 and 1.2 <= p0[2] <= 1.6
-        assert v0[0] < -2.0  # flying toward the body
+        # The original's throw: 1 m ahead of the pelvis, U(−0.1, 0.1) m aside, 1 m up; (−1.5, U(±0.2), 2.5) m/s.
+        assert p0[0] - s.pelvis_pos[0] == pytest.approx(1.0) and p0[2] == pytest.approx(1.0)
+        assert abs(p0[1] - s.pelvis_pos[1]) <= 0.1 and abs(v0[1]) <= 0.2
+        np.testing.assert_allclose(v0[[0, 2]], [-1.5, 2.5])
         miss, t_hit = _ballistic_miss(p0, v0, env.model.opt.gravity, basket)
-        assert miss < 0.05 * np.sqrt(3) + 1e-3 and 0.5 < t_hit < 0.8
+        assert miss < 0.2 and 0.3 < t_hit < 0.45  # the lob passes through the basket
         # The cube is free in the air: no contact and not close to the body.
-        assert not _prop_contacts(env, {cube_geom}) and _min_body_distance(env, cube_geom) > 1.0
+        assert not _prop_contacts(env, {cube_geom}) and _min_body_distance(env, cube_geom) > 0.4
         assert info["success_trace"] == {"caught": False, "hold_steps": 0}
         np.testing.assert_allclose(obs[env.obs_layout["task/cube_pos"]], p0 - s.pos("chest"), atol=1e-5)
         np.testing.assert_allclose(obs[env.obs_layout["task/cube_vel"]], v0, atol=1e-5)
-        spawns.append(p0)
-    assert np.ptp(np.array(spawns), axis=0).min() > 1e-3  # random from the seed
+        spawns.append([p0[1], v0[1]])
+    assert np.ptp(np.array(spawns), axis=0).min() > 1e-3  # sideways spawn and velocity random from the seed
 
 
 def test_catch_throws_are_drawn_per_world_on_the_device(catch_env):
@@ -444,10 +446,11 @@ def test_catch_throws_are_drawn_per_world_on_the_device(catch_env):
     catch_env.reset(seed=0)
     s = catch_env.sim.view()
     basket = 0.5 * (s.pos("hand_l") + s.pos("hand_r")) - s.pos("chest")
+    pelvis = s.pelvis_pos - s.pos("chest")
     for p, v in zip(p0, v0):
-        assert 1.8 <= p[0] - basket[0] <= 2.4 and v[0] < -2.0
+        assert p[0] - pelvis[0] == pytest.approx(1.0, abs=1e-5) and v[0] == pytest.approx(-1.5)
         miss, t_hit = _ballistic_miss(p, v, catch_env.model.opt.gravity, basket)
-        assert miss < 0.05 * np.sqrt(3) + 1e-3 and 0.5 < t_hit < 0.8
+        assert miss < 0.2 and 0.3 < t_hit < 0.45
 
 
 def test_catch_cube_flies_ballistically(catch_env):
@@ -457,12 +460,12 @@ def test_catch_cube_flies_ballistically(catch_env):
     p0 = env.sim.view().body_pos(task.cube_id).copy()
     v0 = env.data.qvel[task.cube_dof:task.cube_dof + 3].copy()
     g = env.model.opt.gravity
-    for _ in range(20):
+    for _ in range(10):  # 0.2 s: still in the air, short of the basket
         _, _, terminated, _, info = env.step(ZERO)
         assert not terminated
-    t = 20 * env.control_dt_s
-    expected = p0 + v0 * t + 0.5 * g * t**2  # semi-implicit Euler adds ½·g·h·t ≈ 1 mm
-    np.testing.assert_allclose(env.data.qpos[task.cube_qpos:task.cube_qpos + 3], expected, atol=2e-3)
+    t = 10 * env.control_dt_s
+    expected = p0 + v0 * t + 0.5 * g * t**2  # semi-implicit Euler adds ½·g·h·t ≈ 2 mm (h = 2 ms)
+    np.testing.assert_allclose(env.data.qpos[task.cube_qpos:task.cube_qpos + 3], expected, atol=3e-3)
     assert info["reward_terms"]["hand_object_reach"] == pytest.approx(np.exp(-3.0 * task.d_catch(env.sim.view(), np)))
 
 
@@ -637,3 +640,105 @@ def test_mjx_data_gives_the_cpu_signals(name, request):
         assert float(out["reward_terms"][k]) == pytest.approx(float(v), rel=1e-4, abs=1e-5), k
     assert {k: bool(v) for k, v in out["conditions"].items()} == {k: bool(v) for k, v in sig.conditions.items()}
     assert bool(out["success"]) == bool(sig.success)
+
+
+# -- fidelity: the original's native solved flags and timing ---------------------------------
+def test_timing_and_horizons_in_seconds():
+    """Balance and Catch run the original's 2 ms scenes (``balance.xml``/``catch.xml@4ffd2d6``): a 20 ms
+    control step; SingleLegStand keeps the body's 1 ms / 10 ms (``full_body.xml``)."""
+    from mskbench.envs import MSKEnv
+
+    for task, dt, horizon_s in ((SingleLegStand(), 0.01, 10.0), (Balance(), 0.02, 20.0), (Catch(), 0.02, 4.0)):
+        env = MSKEnv(task)
+        assert env.control_dt_s == pytest.approx(dt)
+        assert env.model.opt.timestep == pytest.approx(dt / 10)
+        assert env.control_dt_s * task.horizon == pytest.approx(horizon_s)
+
+
+def test_single_leg_stand_has_no_native_solved(sls_env):
+    """The original's ``solved`` for SingleLegStand is the constant 0.0: no native signal."""
+    assert SingleLegStand.native_solved is None and not SingleLegStand.native_counts()
+    sls_env.reset(seed=0)
+    assert not bool(sls_env.task.solved_native(sls_env.sim.view(), sls_env.task_state, 1, np))
+
+
+def _balance_native_state(env, com_lift_m):
+    """Balance's start with the board centred under the body's CoM and the whole body (not the props)
+    raised by ``com_lift_m``."""
+    env.reset(seed=0)
+    s = env.sim.view()
+    env.data.qpos[0:2] -= s.com_pos[:2]  # body CoM over the board and the fixed ball
+    env.data.qpos[2] += com_lift_m
+    return forward(env)
+
+
+def test_balance_native_solved(balance_env):
+    env = balance_env
+    task = env.task
+    assert "@" in Balance.native_solved
+    s = _balance_native_state(env, 0.0)
+    h0 = float(task.scene_height(s, np))
+    # Scene height by hand: every body's mass at its CoM, the fixed 20.6 kg ball and the 5 kg board included.
+    assert h0 == pytest.approx(float(env.model.body_mass @ env.data.xipos[:, 2] / env.model.body_mass.sum()))
+    assert env.model.body_mass[task.ball_id] == pytest.approx(1000 * 4 / 3 * np.pi * 0.17**3)
+    assert not task.solved_native(s, env.task_state, 1, np)  # the start is too low: h ≈ 1.04 m < 1.151 m
+    h_min = 1.30 - np.sqrt(np.log(1.25) / 10.0)  # keep_height > 0.8
+    lift = (h_min - h0) * env.model.body_mass.sum() / env.handles.total_mass  # scene height moves with the body
+    for extra, ok in ((0.003, True), (-0.003, False)):
+        s = _balance_native_state(env, lift + extra)
+        assert float(task.scene_height(s, np)) - h_min == pytest.approx(
+            extra * env.handles.total_mass / env.model.body_mass.sum(), abs=1e-6)
+        assert bool(task.solved_native(s, env.task_state, 1, np)) is ok
+    # Board off the ball: 4.46 cm is the limit (exp(−5 d) > 0.8); body CoM off the board: 10.6 cm.
+    d_board, d_com = np.log(1.25) / 5.0, np.sqrt(np.log(1.25) / 20.0)
+    for dy, ok in ((d_board - 0.002, True), (d_board + 0.002, False)):
+        _balance_native_state(env, lift + 0.003)
+        _move_prop(env, "balance_board_free", [0.0, dy, 0.0])
+        env.data.qpos[1] += dy  # keep the body's CoM over the board
+        assert bool(task.solved_native(forward(env), env.task_state, 1, np)) is ok
+    for dx, ok in ((d_com - 0.002, True), (d_com + 0.002, False)):
+        _balance_native_state(env, lift + 0.003)
+        env.data.qpos[0] += dx
+        assert bool(task.solved_native(forward(env), env.task_state, 1, np)) is ok
+
+
+def test_catch_native_solved(catch_env):
+    """The original's first-interception flag: the cube within 0.15 m of the lunates' midpoint, above 0.5 m."""
+    env = catch_env
+    task = env.task
+    assert "@" in Catch.native_solved
+    env.reset(seed=0)
+    s = env.sim.view()
+    assert not task.solved_native(s, env.task_state, 0, np)  # the cube spawns 1 m ahead
+    wrists = 0.5 * (s.body_pos(task.lunate_l) + s.body_pos(task.lunate_r))
+    for dx, ok in ((0.149, True), (0.151, False)):
+        s = _place_cube(env, wrists + [dx, 0.0, 0.0])
+        assert bool(task.solved_native(s, env.task_state, 1, np)) is ok
+    # The pelvis below 0.5 m (the original's fall test) ends it: the body lowered, the cube at the wrists.
+    env.reset(seed=0)
+    env.data.qpos[2] -= 0.75
+    s = forward(env)
+    wrists = 0.5 * (s.body_pos(task.lunate_l) + s.body_pos(task.lunate_r))
+    s = _place_cube(env, wrists + [0.0, 0.0, 0.1])
+    assert s.body_pos(task.cube_id)[2] > 0.5 and s.pelvis_pos[2] < 0.5
+    assert not task.solved_native(s, env.task_state, 1, np)
+
+    # The cube height alone (no pose of this body holds the wrists that low with the pelvis up): a stub view.
+    class View:
+        def __init__(self, z_cube):
+            self.z, self.pelvis_pos = z_cube, np.array([0.0, 0.0, 0.9])
+
+        def body_pos(self, i):
+            return np.array([0.3, 0.0, self.z]) if i == task.cube_id else np.array([0.3, 0.0, 0.45])
+
+    assert task.solved_native(View(0.51), {}, 1, np) and not task.solved_native(View(0.49), {}, 1, np)
+
+
+def test_catch_native_not_met_by_zero_actions(catch_env):
+    """A zero policy lets the arms sink: the lob passes more than 0.15 m from the wrists (2 seeds)."""
+    env = catch_env
+    for seed in range(2):
+        env.reset(seed=seed)
+        for _ in range(40):
+            *_, info = env.step(ZERO)
+            assert not info["solved_native"]

@@ -38,7 +38,11 @@ Termination:
   the lifted foot touches the ground: the lower of the left heel (calcaneus)
   and left toes origins is below 0.05 m.
 
-Success: 1,000 steps without earlier termination. Horizon: 1,000 steps.
+Success: 1,000 steps without earlier termination. Horizon: 1,000 steps (10 s
+at the body's 1 ms × 10, as the original's ``body/full_body.xml@4ffd2d6``).
+
+Native solved: none (the original's ``solved`` is the constant 0.0,
+``benchmark/msk_bench_v0.py@a68b6ce::MSKBenchSingleLegStandEnvV0.get_reward_dict``).
 
 Choices where the paper is open:
 
