@@ -9,7 +9,7 @@ import pytest
 from mskbench.body.myofullbody import rotate_root
 from mskbench.envs import MSKEnv
 from mskbench.tasks import chair
-from mskbench.tasks.open_door import WALL_X_M, OpenDoor
+from mskbench.tasks.open_door import DOOR_PLANE_X_M, DOOR_RANGE_RAD, WALL_X_M, OpenDoor
 from mskbench.tasks.sit import Sit
 from mskbench.tasks.walk_and_sit import WalkAndSit
 
@@ -341,7 +341,7 @@ def test_open_door_swings_away_when_pushed_and_not_towards_the_body(envs):
     d.xfrc_applied[:] = 0.0
     assert d.qpos[task.hinge_qpos] > 0.7
     assert d.xpos[task.handle_body][0] > handle0[0] + 0.3  # moved away from the body
-    assert d.qpos[task.hinge_qpos] <= 1.9 + 1e-3
+    assert d.qpos[task.hinge_qpos] <= DOOR_RANGE_RAD[1] + 1e-3
     env.reset(seed=0)
     for _ in range(200):
         d.xfrc_applied[task.handle_body] = [-60.0, 0, 0, 0, 0, 0]
@@ -500,3 +500,95 @@ def test_batched_cpu_backend_follows_the_cpu_env(task_cls):
             break
     assert trunc and info["termination"] == "time_limit"
     cenv.close()
+
+
+# -- fidelity: native solved signals and timing ------------------------------------------------------
+def _at_pelvis(env, offset):
+    """A standing pose (off the ground) whose pelvis origin is at the seat target point + ``offset``."""
+    qpos = env._ctx.pose(on_ground=False)
+    qpos[:3] = chair.SEAT_TARGET + np.asarray(offset, float)
+    view = _view(env, qpos)
+    np.testing.assert_allclose(view.pelvis_pos, qpos[:3], atol=1e-9)  # the pelvis is the root body
+    return view
+
+
+@pytest.mark.parametrize("offset, solved", [
+    ((0.0, 0.0, 0.0), True), ((0.07, -0.07, 0.045), True),
+    ((0.0, 0.105, 0.0), False), ((-0.075, 0.075, 0.0), False), ((0.0, 0.0, 0.055), False), ((0.0, 0.0, -0.055), False),
+])
+def test_sit_native_solved_is_the_originals_instant_seat_test(envs, offset, solved):
+    env = envs["Sit"]
+    env.reset(seed=0)
+    view = _at_pelvis(env, offset)
+    assert bool(env.task.solved_native(view, dict(env.task_state), 1, np)) is solved
+    # It needs no hold: the Table XII flag has_sat_down is still false after that one step.
+    ts = env.task.advance(view, dict(env.task_state), np)
+    assert not bool(ts["has_sat_down"])
+
+
+def test_sit_native_solved_on_the_seated_pose_and_not_at_the_start(envs):
+    env = envs["Sit"]
+    for seed in range(3):
+        env.reset(seed=seed)
+        assert not bool(env.task.solved_native(env.sim.view(), dict(env.task_state), 0, np))
+    view = _view(env, _seated_qpos(env))
+    assert bool(env.task.solved_native(view, dict(env.task_state), 1, np))
+    view = _view(env, _seated_qpos(env, lift_m=0.06))  # hovering 6 cm above the seat: just misses
+    assert not bool(env.task.solved_native(view, dict(env.task_state), 1, np))
+
+
+@pytest.mark.parametrize("offset, solved", [
+    ((0.0, 0.0, 0.0), True), ((0.10, 0.10, 0.115), True), ((0.0, 0.0, -0.115), True),
+    ((0.0, 0.155, 0.0), False), ((-0.11, 0.11, 0.0), False), ((0.0, 0.0, 0.125), False),
+])
+def test_walk_and_sit_native_solved_is_the_originals_sticky_sit_flag(envs, offset, solved):
+    env = envs["WalkAndSit"]
+    task = env.task
+    env.reset(seed=0)
+    ts0 = dict(env.task_state)
+    assert not bool(ts0["sat_native"]) and not bool(task.solved_native(env.sim.view(), ts0, 0, np))
+    ts = task.advance(_at_pelvis(env, offset), ts0, np)
+    assert bool(task.solved_native(env.sim.view(), ts, 1, np)) is solved
+    assert not bool(ts["has_sat_down"])  # no hold, unlike the Table XII sit flag
+    # Sticky: standing up again (far from the seat) keeps the flag.
+    ts = task.advance(_at_pelvis(env, (0.8, 0.0, 0.4)), ts, np)
+    assert bool(task.solved_native(env.sim.view(), ts, 2, np)) is solved
+    assert not task.success(ts, 2, False, np)
+
+
+@pytest.mark.parametrize("past_door_m, solved", [(1.21, True), (2.5, True), (1.19, False), (0.0, False)])
+def test_open_door_native_solved_is_the_pelvis_past_the_door(envs, past_door_m, solved):
+    env = envs["OpenDoor"]
+    task = env.task
+    env.reset(seed=0)
+    view = _view(env, env._ctx.pose(root_xy=(DOOR_PLANE_X_M + past_door_m, 0.0)))
+    assert bool(task.solved_native(view, dict(env.task_state), 1, np)) is solved
+    # 1.2 m past the door is short of the Table XII 2.0 m forward displacement from the start.
+    ts = task.advance(view, dict(env.task_state), np)
+    assert bool(task.success(ts, 1, False, np)) is (float(ts["max_forward"]) >= 2.0)
+
+
+@pytest.mark.parametrize("name, timestep_s, control_dt_s, horizon, seconds", [
+    ("Sit", 0.001, 0.01, 1000, 10.0),
+    ("WalkAndSit", 0.001, 0.01, 500, 5.0),
+    ("OpenDoor", 0.002, 0.02, 1000, 20.0),
+])
+def test_task_timing_follows_the_originals_scene(envs, name, timestep_s, control_dt_s, horizon, seconds):
+    env = envs[name]
+    assert env.model.opt.timestep == pytest.approx(timestep_s)
+    assert env.control_dt_s == pytest.approx(control_dt_s) and env.task.control_dt_s == pytest.approx(control_dt_s)
+    assert env.task.horizon == horizon
+    assert env.control_dt_s * env.task.horizon == pytest.approx(seconds)
+
+
+def test_open_door_scene_follows_the_originals_door(envs):
+    env = envs["OpenDoor"]
+    m = env.model
+    slab = m.geom("open_door_slab")
+    assert m.body_mass[slab.bodyid] == pytest.approx(19.36, abs=1e-6)
+    np.testing.assert_allclose(2 * m.geom_size[slab.id], [0.08, 1.1, 2.2], atol=1e-9)
+    hinge = m.joint("open_door_hinge")
+    np.testing.assert_allclose(m.jnt_range[hinge.id], [0.0, 1.57])
+    assert m.dof_damping[m.jnt_dofadr[hinge.id]] == pytest.approx(0.05)
+    env.reset(seed=0)
+    assert env.data.xpos[env.task.handle_body][2] == pytest.approx(1.05)

@@ -81,6 +81,13 @@ def delta_p_chair(s, xp):
     return xp.asarray(SEAT_TARGET) - s.pelvis_pos
 
 
+def native_seated(s, xp, xy_tol_m: float, z_tol_m: float):
+    """The original code's seated test about the seat target point:
+    ``‖Δp_chair^xy‖ < xy_tol ∧ |Δp_chair^z| < z_tol``."""
+    d = delta_p_chair(s, xp)
+    return xp.logical_and(xp.linalg.norm(d[:2]) < xy_tol_m, xp.abs(d[2]) < z_tol_m)
+
+
 def over_seat(pelvis_xy, xp, margin_m: float = 0.0):
     """Whether the pelvis origin is above the (round) seat, its radius grown by ``margin_m``."""
     d2 = (pelvis_xy[0] - SEAT_CENTER[0]) ** 2 + (pelvis_xy[1] - SEAT_CENTER[1]) ** 2

@@ -22,12 +22,15 @@ pays while the right hand is at the handle (pushing it) or once the pelvis is
 past the wall's near face (holding it open while going through).
 
 Scene: a wall across the path, its near face at ``x = 0.45`` m (0.10 m thick,
-2.5 m high), with a 0.90 m × 2.10 m doorway centred on ``y = 0``; a 0.88 m ×
-2.05 m × 4 cm, 15 kg door panel flush with the wall's near face, hinged on a
-vertical axis at its left (+y) far corner, opening towards +x (range 0–1.9 rad,
-damping 3 N·m·s/rad, no spring); a push handle (a vertical capsule bar) on its
-near face 9 cm from the free edge at 1.0 m height. Wall and door collide with
-the body, not with each other; the door clears the floor by 2 cm. (Boxes
+2.5 m high), with a 1.2 m × 2.25 m doorway centred on ``y = 0``; a 1.1 m ×
+2.2 m × 8 cm, 19.36 kg door panel (the original's door_open.xml@740316b: density
+100 kg/m³, friction 0.5) flush with the wall's near face, hinged on a vertical
+axis at its left (+y) far corner, opening towards +x (range 0–1.57 rad, damping
+0.05 N·m·s/rad, no spring); a push handle (a vertical capsule bar) on its near
+face 0.15 m from the free edge at 1.05 m height. Wall and door collide with the
+body, not with each other; the door clears the floor by 5 cm. Physics step
+2 ms (the original scene's), 10 per control step: 20 ms, so the 1,000-step
+horizon is 20 s. (Boxes
 touch the body's ellipsoids, which MJX's pure-JAX backend cannot collide:
 this scene runs on the CPU and on MuJoCo Warp, ``impl="warp"``.)
 
@@ -43,6 +46,8 @@ start per world on the device. Termination: ``pelvis_too_low`` (``z_pelvis <
 0.65`` m) or ``head_too_low`` (``z_head < 1.1`` m).
 Success: maximum forward pelvis displacement from the start ≥ 2.0 m, or the
 door-open flag, or maximum door angle > 1.0 rad. Horizon: 1,000 steps.
+Native solved (the original's flag, counted as success by the evaluator): the
+pelvis origin more than 1.2 m past the closed door's plane.
 
 Choices where the paper is open:
 
@@ -80,20 +85,28 @@ WALL_X_M = 0.45
 WALL_THICKNESS_M = 0.10
 WALL_HEIGHT_M = 2.5
 WALL_HALF_LENGTH_M = 2.0
-DOORWAY_HALF_WIDTH_M = 0.45
-DOORWAY_HEIGHT_M = 2.10
-DOOR_THICKNESS_M = 0.04
-DOOR_GAP_M = 0.01
-DOOR_BOTTOM_M = 0.02
-DOOR_HEIGHT_M = 2.05
-DOOR_MASS_KG = 15.0
-DOOR_DAMPING = 3.0
-DOOR_RANGE_RAD = (0.0, 1.9)
-HANDLE_HEIGHT_M = 1.0
-HANDLE_FROM_EDGE_M = 0.09
+# Doorway and door as the original's door_open.xml@740316b: a 1.2 m × 2.25 m opening, a 1.1 m × 2.2 m ×
+# 8 cm panel of density 100 kg/m³ (19.36 kg) 5 cm above the floor, hinge damping 0.05, range 0–1.57 rad,
+# door friction 0.5, handle 1.05 m high, 0.15 m from the free edge.
+DOORWAY_HALF_WIDTH_M = 0.60
+DOORWAY_HEIGHT_M = 2.25
+DOOR_THICKNESS_M = 0.08
+DOOR_GAP_M = 0.05
+DOOR_BOTTOM_M = 0.05
+DOOR_HEIGHT_M = 2.20
+DOOR_MASS_KG = 19.36
+DOOR_DAMPING = 0.05
+DOOR_RANGE_RAD = (0.0, 1.57)
+DOOR_FRICTION = (0.5, 0.005, 0.0001)
+HANDLE_HEIGHT_M = 1.05
+HANDLE_FROM_EDGE_M = 0.15
 #: The hinge axis: vertical, at the door panel's far (+x) face, left (+y) edge.
 HINGE_POS = np.array([WALL_X_M + DOOR_THICKNESS_M, DOORWAY_HALF_WIDTH_M, 0.0])
 DOOR_WIDTH_M = 2 * DOORWAY_HALF_WIDTH_M - 2 * DOOR_GAP_M
+#: The closed door panel's centre plane (x, m): the original's door frame plane.
+DOOR_PLANE_X_M = WALL_X_M + DOOR_THICKNESS_M / 2
+#: The original's ``solved`` (root x > 2.0 with its door frame plane at x = 0.8): pelvis this far past the door.
+NATIVE_PAST_DOOR_M = 1.2
 
 
 class OpenDoor(Task):
@@ -101,6 +114,11 @@ class OpenDoor(Task):
     family = "interaction"
     horizon = 1000
     summary = "Push open a hinged door and walk 2 m through it"
+    #: The original's door_open.xml@740316b steps at 2 ms (10 steps per control step: 20 ms).
+    timestep_s = 0.002
+    native_solved = ("pelvis origin more than 1.2 m past the closed door's plane, x_pelvis > x_door + 1.2 (the "
+                     "original's root x > 2.0 with its door frame plane at x = 0.8); "
+                     "msk_bench/envs/msk/benchmark/msk_bench_v0.py@a68b6ce::MSKBenchDoorOpenEnvV0.get_reward_dict")
     reward_weights = {
         "hand_attractor": 400.0,
         "open_hinge": 500.0,
@@ -148,11 +166,13 @@ class OpenDoor(Task):
         door.add_geom(name="open_door_slab", type=box,
                       size=[DOOR_THICKNESS_M / 2, w / 2, DOOR_HEIGHT_M / 2],
                       pos=[-DOOR_THICKNESS_M / 2, -DOOR_GAP_M - w / 2, DOOR_BOTTOM_M + DOOR_HEIGHT_M / 2],
-                      mass=DOOR_MASS_KG, rgba=[0.45, 0.3, 0.2, 1.0], contype=0, conaffinity=1)
+                      mass=DOOR_MASS_KG, friction=list(DOOR_FRICTION), rgba=[0.45, 0.3, 0.2, 1.0],
+                      contype=0, conaffinity=1)
         handle = door.add_body(name="open_door_handle",
                                pos=[-DOOR_THICKNESS_M - 0.04, -DOOR_GAP_M - w + HANDLE_FROM_EDGE_M, HANDLE_HEIGHT_M])
         handle.add_geom(name="open_door_handle_bar", type=mujoco.mjtGeom.mjGEOM_CAPSULE, size=[0.015, 0.08, 0.0],
-                        mass=0.3, rgba=[0.8, 0.75, 0.3, 1.0], contype=0, conaffinity=1)
+                        mass=0.3, friction=list(DOOR_FRICTION), rgba=[0.8, 0.75, 0.3, 1.0],
+                        contype=0, conaffinity=1)
         handle.add_geom(name="open_door_handle_post", type=box, size=[0.02, 0.01, 0.01], pos=[0.02, 0.0, 0.0],
                         mass=0.05, rgba=[0.8, 0.75, 0.3, 1.0], contype=0, conaffinity=0)
 
@@ -240,6 +260,10 @@ class OpenDoor(Task):
     def success(self, ts, steps, terminated, xp):
         return (xp.asarray(ts["max_forward"] >= self.success_distance_m) | ts["door_open"]
                 | (ts["max_door_angle"] > self.success_angle_rad))
+
+    def solved_native(self, s, ts, steps, xp):
+        """The original's ``solved``: the pelvis more than 1.2 m past the door's plane."""
+        return s.pelvis_pos[0] > DOOR_PLANE_X_M + NATIVE_PAST_DOOR_M
 
     def success_trace(self, ts):
         return {
