@@ -66,21 +66,32 @@ def test_initial_state_touches_no_prop_and_is_finite(envs, name):
 def test_hurdle_props(hurdle_env):
     env = hurdle_env
     m = env.model
+    # The original's course (hurdle.xml@a68b6ce): x = 2, 4, ..., 10 m, tops at 0.2 ... 0.45 m, 4 m wide.
+    assert env.task.hurdle_x == (2.0, 4.0, 6.0, 8.0, 10.0)
+    assert env.task.hurdle_heights_m == (0.2, 0.3, 0.4, 0.45, 0.45)
+    n_rails = {0: 1, 1: 2, 2: 2, 3: 2, 4: 2}
     for k, x in enumerate(env.task.hurdle_x):
-        g = m.geom(f"hurdle_{k}")
-        assert m.geom_type[g.id] == mujoco.mjtGeom.mjGEOM_CAPSULE
-        np.testing.assert_allclose(m.geom_pos[g.id], [x, 0.0, 0.075])
-        np.testing.assert_allclose(m.geom_size[g.id][:2], [0.075, 1.0])
-        np.testing.assert_allclose(np.abs(env.data.geom_xmat[g.id].reshape(3, 3)[:, 2]), [0, 1, 0], atol=1e-12)
-        assert m.geom_contype[g.id] == 0 and m.geom_conaffinity[g.id] == 1
-    # Its top is h = 0.15 m: a foot just above clears it, a foot in it collides.
+        rails = [m.geom(f"hurdle_{k}_{j}") for j in range(n_rails[k])]
+        with pytest.raises(KeyError):
+            m.geom(f"hurdle_{k}_{n_rails[k]}")
+        for g in rails:
+            assert m.geom_type[g.id] == mujoco.mjtGeom.mjGEOM_CAPSULE
+            np.testing.assert_allclose(m.geom_pos[g.id][:2], [x, 0.0])
+            np.testing.assert_allclose(m.geom_size[g.id][:2], [0.1, 2.0])
+            np.testing.assert_allclose(np.abs(env.data.geom_xmat[g.id].reshape(3, 3)[:, 2]), [0, 1, 0], atol=1e-12)
+            assert m.geom_contype[g.id] == 0 and m.geom_conaffinity[g.id] == 1
+        z = sorted(m.geom_pos[g.id][2] for g in rails)
+        assert z[0] == pytest.approx(0.1)  # the lowest rail rests on the floor: nothing to slip under
+        assert z[-1] + 0.1 == pytest.approx(env.task.hurdle_heights_m[k])  # the top is h
+        assert all(b - a <= 0.25 + 1e-9 for a, b in zip(z, z[1:]))  # gaps between rails under 5 cm
+    # The first hurdle's top is h = 0.2 m: a foot in it collides, a foot just above clears it.
     env.reset(seed=0)
     foot = env.sim.view().pos("foot_l")
     toes = env.sim.view().pos("toes_l")
     env.data.qpos[0] += env.task.hurdle_x[0] - 0.5 * (foot[0] + toes[0])
     forward(env)
-    assert any("hurdle_0" in pair for pair in _prop_contacts(env, "hurdle_"))
-    env.data.qpos[2] += 0.16
+    assert any("hurdle_0_0" in pair for pair in _prop_contacts(env, "hurdle_"))
+    env.data.qpos[2] += 0.21
     forward(env)
     assert _prop_contacts(env, "hurdle_") == []
 
@@ -94,7 +105,7 @@ def test_hurdle_initial_state_and_observation(hurdle_env):
         assert -0.5 <= x <= 0.0
         xs.append(x)
         lay = env.obs_layout
-        np.testing.assert_allclose(obs[lay["task/hurdle"]], [env.task.hurdle_x[0] - x, 0.15], atol=1e-6)
+        np.testing.assert_allclose(obs[lay["task/hurdle"]], [env.task.hurdle_x[0] - x, 0.2], atol=1e-6)
         np.testing.assert_allclose(obs[lay["task/phase"]], [0.0, 1.0], atol=1e-7)
         assert info["success_trace"] == {"cleared": 0, "passed": 0}
     assert len(set(np.round(xs, 6))) == 4  # the start is drawn per episode
@@ -110,34 +121,34 @@ def test_hurdle_clear_state_machine(hurdle_env):
         return forward(env)
 
     # Before the first hurdle: nothing.
-    ts = task.advance(at(0.9), ts, np)
+    ts = task.advance(at(1.9), ts, np)
     assert int(ts["passed"]) == 0 and not bool(ts["clear"])
     assert task.reward_terms(env.sim.view(), ts, np)["sparse_clear_bonus"] == 0.0
     # Pelvis over hurdle 0 inside the lane: cleared, bonus once.
-    ts = task.advance(at(1.01, 0.49), ts, np)
+    ts = task.advance(at(2.01, 0.49), ts, np)
     assert int(ts["passed"]) == 1 and int(ts["cleared"]) == 1 and bool(ts["clear"])
     assert task.reward_terms(env.sim.view(), ts, np)["sparse_clear_bonus"] == 1.0
-    ts = task.advance(at(1.2), ts, np)
+    ts = task.advance(at(2.2), ts, np)
     assert int(ts["passed"]) == 1 and int(ts["cleared"]) == 1 and not bool(ts["clear"])
     assert task.reward_terms(env.sim.view(), ts, np)["sparse_clear_bonus"] == 0.0
     obs = task.observation(env.sim.view(), ts, np)
-    np.testing.assert_allclose(obs["hurdle"], [2.5 - 1.2, 0.15], atol=1e-12)
+    np.testing.assert_allclose(obs["hurdle"], [4.0 - 2.2, 0.3], atol=1e-12)  # the next hurdle's height
     # Hurdle 1 passed around its end (|y| >= 0.5): passed, not cleared, no bonus.
-    ts = task.advance(at(2.6, -0.5), ts, np)
+    ts = task.advance(at(4.1, -0.5), ts, np)
     assert int(ts["passed"]) == 2 and int(ts["cleared"]) == 1 and not bool(ts["clear"])
     # Stepping back into the lane does not clear it later.
-    ts = task.advance(at(2.7), ts, np)
+    ts = task.advance(at(4.2), ts, np)
     assert int(ts["passed"]) == 2 and int(ts["cleared"]) == 1
     # The remaining three cleared: 4 of 5 -> no success.
-    for x in (4.1, 5.6, 7.1):
+    for x in (6.1, 8.1, 10.1):
         ts = task.advance(at(x), ts, np)
         assert bool(ts["clear"])
     assert int(ts["passed"]) == 5 and int(ts["cleared"]) == 4
     assert not task.success(ts, 500, False, np)
     # All passed: nothing more counts; the observation points back at the last hurdle.
-    ts = task.advance(at(9.0), ts, np)
+    ts = task.advance(at(12.0), ts, np)
     assert int(ts["passed"]) == 5 and int(ts["cleared"]) == 4 and not bool(ts["clear"])
-    np.testing.assert_allclose(task.observation(env.sim.view(), ts, np)["hurdle"][0], 7.0 - 9.0, atol=1e-12)
+    np.testing.assert_allclose(task.observation(env.sim.view(), ts, np)["hurdle"], [10.0 - 12.0, 0.45], atol=1e-12)
     ts["cleared"] = np.int64(5)
     assert task.success(ts, 500, False, np)
     assert task.success_trace(ts) == {"cleared": 5, "passed": 5}
@@ -154,12 +165,16 @@ def test_hurdle_reward_terms(hurdle_env):
     env.data.qvel[:] = 0.0
     terms = task.reward_terms(forward(env), ts, np)
     assert terms["clearance"] == 0.0 and terms["crane_hopping"] == 0.0
-    # Both feet lifted 0.2 m: flight above h_target, no height difference.
-    env.data.qpos[2] += 0.2
+    # Both feet lifted 0.25 m: flight above h_target (the first hurdle's 0.2 m), no height difference.
+    env.data.qpos[2] += 0.25
     view = forward(env)
-    assert view.foot_heights.min() > 0.15
+    assert view.foot_heights.min() > 0.2
     terms = task.reward_terms(view, ts, np)
     assert terms["clearance"] == 1.0 and terms["crane_hopping"] == 0.0
+    # Past the first hurdle h_target is the second's 0.3 m: the same flight no longer clears it.
+    assert view.foot_heights.max() < 0.3
+    past = dict(ts, passed=np.int64(1))
+    assert task.reward_terms(view, past, np)["clearance"] == 0.0
     # Crane (flamingo) pose: left knee drawn up, right leg straight.
     env.reset(seed=0)
     h = env.handles
@@ -182,7 +197,8 @@ def test_hurdle_termination(hurdle_env):
     assert task.termination(forward(env), ts, np) == {"pelvis_too_low": False, "heavy_yaw": False}
     env.data.qpos[2] -= 0.02
     assert task.termination(forward(env), ts, np) == {"pelvis_too_low": True, "heavy_yaw": False}
-    for angle, expected in ((0.95, False), (1.05, True), (-1.05, True)):
+    # heavy_yaw: |sin yaw| > 0.8 (the original's |R[1,0]| > 0.8), i.e. |yaw| > asin 0.8 = 0.927 rad.
+    for angle, expected in ((0.90, False), (0.95, True), (-0.95, True)):
         env.reset(seed=0)
         rotate_root(env, angle, (0.0, 0.0, 1.0))
         assert task.termination(forward(env), ts, np) == {"pelvis_too_low": False, "heavy_yaw": expected}
@@ -341,14 +357,20 @@ def test_walk_turn_protection_in_env(walk_turn_env):
 def test_pole_field(pole_walk_env):
     env = pole_walk_env
     m = env.model
-    assert POLES.shape == (14, 2)
+    # The original's 16 poles around the start (pole_walk.xml@4ffd2d6), radius 0.1 m, 2 m tall; the
+    # field is symmetric about both axes and one pole stands straight ahead at the success distance.
+    assert POLES.shape == (16, 2)
+    as_set = {tuple(np.round(p, 6)) for p in POLES}
+    assert as_set == {(x, y) for x, y in as_set for x, y in [(x, -y)]} == {(-x, y) for x, y in as_set}
+    assert (1.6, 0.0) in as_set
     for k, (x, y) in enumerate(POLES):
         g = m.geom(f"pole_walk_pole_{k}")
         assert m.geom_type[g.id] == mujoco.mjtGeom.mjGEOM_CAPSULE
-        np.testing.assert_allclose(m.geom_pos[g.id], [x, y, 1.25])
-        np.testing.assert_allclose(m.geom_size[g.id][:2], [0.05, 1.2])
-    # Neighbouring poles of adjacent rows are ~0.85 m apart.
-    d = np.linalg.norm(POLES[:, None] - POLES[None], axis=-1) + np.eye(14) * 9
+        np.testing.assert_allclose(m.geom_pos[g.id], [x, y, 1.0])
+        np.testing.assert_allclose(m.geom_size[g.id][:2], [0.1, 0.9])
+        assert m.geom_friction[g.id][0] == pytest.approx(1.5)
+    # The closest poles, (0.8, 0.8) and (1.4, 1.4), are ~0.85 m apart.
+    d = np.linalg.norm(POLES[:, None] - POLES[None], axis=-1) + np.eye(16) * 9
     assert d.min() == pytest.approx(np.hypot(0.6, 0.6))
     # An arm swung into a pole collides with it.
     env.reset(seed=0)
@@ -368,6 +390,8 @@ def test_pole_walk_initial_state(pole_walk_env):
         assert 0.07 < view.foot_heights.min() < 0.13  # a short drop onto the feet
         assert -0.3 <= view.pelvis_pos[1] <= 0.3 and view.pelvis_pos[0] == pytest.approx(0.0, abs=1e-9)
         assert float(env.task_state["max_dx"]) == 0.0
+        for joint, angle in (("hip_flexion_l", 0.1), ("hip_flexion_r", 0.1), ("knee_l", 0.05), ("knee_r", 0.05)):
+            assert env.data.qpos[env.handles.joints_qpos[joint]] == pytest.approx(angle)
         ys.append(float(view.pelvis_pos[1]))
     assert len(set(np.round(ys, 6))) == 4
 
@@ -400,19 +424,19 @@ def test_pole_walk_radar_matches_ray_march(pole_walk_env):
         env.data.qpos[0:2] = xy
         view = forward(env)
         z = task.observation(view, env.task_state, np)["radar"]
-        ref = [_march(np.array(view.pelvis_pos[:2]), d, 0.25) for d in dirs]
+        ref = [_march(np.array(view.pelvis_pos[:2]), d, 0.3) for d in dirs]
         np.testing.assert_allclose(z, ref, atol=2e-4)
-    # Straight ahead from (0, 0): the inflated pole at (0.8, 0) is 0.55 m away.
+    # Straight ahead from (0, 0): the inflated pole at (1.6, 0) is 1.3 m away.
     env.data.qpos[0:2] = (0.0, 0.0)
     view = forward(env)
-    assert task.radar(view, np)[3] == pytest.approx(0.55)
+    assert task.radar(view, np)[3] == pytest.approx(1.3)
 
 
 def test_pole_walk_radar_gap_reward(pole_walk_env):
     env, task = pole_walk_env, pole_walk_env.task
     env.reset(seed=0)
     ts = env.task_state
-    env.data.qpos[0:2] = (0.0, 0.1)  # pole (0.8, 0) ahead, slightly right: more room to the left
+    env.data.qpos[0:2] = (0.5, 0.1)  # pole (1.6, 0) ahead, slightly right: more room to the left
     env.data.qvel[1] = 0.3
     view = forward(env)
     z = task.radar(view, np)
@@ -420,13 +444,13 @@ def test_pole_walk_radar_gap_reward(pole_walk_env):
     assert task.reward_terms(view, ts, np)["dynamic_radar_gap"] == pytest.approx(0.6)
     env.data.qvel[1] = -0.3  # moving away from the gap
     assert task.reward_terms(forward(env), ts, np)["dynamic_radar_gap"] == 0.0
-    env.data.qpos[0:2] = (0.0, -0.1)  # mirrored: the gap is to the right
+    env.data.qpos[0:2] = (0.5, -0.1)  # mirrored: the gap is to the right
     view = forward(env)
     z = task.radar(view, np)
     assert z[3] < 1.0 and z[4] < z[2]
     assert task.reward_terms(view, ts, np)["dynamic_radar_gap"] == pytest.approx(0.6)
-    # Clear lane ahead (y = 0.3 runs between the pole lines): reward forward speed.
-    env.data.qpos[0:2] = (0.0, 0.3)
+    # Path ahead clear (the start: the pole at (1.6, 0) is 1.3 m away): reward forward speed.
+    env.data.qpos[0:2] = (0.0, 0.0)
     env.data.qvel[:] = 0.0
     env.data.qvel[0] = 0.7
     view = forward(env)
@@ -441,8 +465,8 @@ def test_pole_walk_fatal_collision(pole_walk_env):
     env.reset(seed=0)
     ts = env.task_state
     chest_dx = float(env.sim.view().pos("chest")[0] - env.data.qpos[0])
-    for dy, fatal in ((0.16, True), (0.18, False), (-0.16, True), (0.0, True)):
-        env.data.qpos[0:2] = (0.8 - chest_dx, dy)
+    for dy, fatal in ((0.21, True), (0.23, False), (-0.21, True), (0.0, True)):
+        env.data.qpos[0:2] = (1.6 - chest_dx, dy)
         view = forward(env)
         assert task.termination(view, ts, np) == {"fatal_collision": fatal, "pelvis_too_low": False}
         assert task.reward_terms(view, ts, np)["fatal_collision"] == float(fatal)
@@ -479,10 +503,11 @@ def test_pole_walk_phase_and_success(pole_walk_env):
     env.reset(seed=2)
     ts = ts_copy(env.task_state)
     x0 = float(ts["x0"])
+    assert task.control_dt_s == pytest.approx(0.02)  # the 1.0 s gait clock advances 0.02 per step
     for _ in range(25):
         ts = task.advance(env.sim.view(), ts, np)
-    assert float(ts["phase"]) == pytest.approx(0.25)
-    np.testing.assert_allclose(task.observation(env.sim.view(), ts, np)["phase"], [1.0, 0.0], atol=1e-12)
+    assert float(ts["phase"]) == pytest.approx(0.5)
+    np.testing.assert_allclose(task.observation(env.sim.view(), ts, np)["phase"], [0.0, -1.0], atol=1e-12)
     for dx, expect_max, ok in ((1.0, 1.0, False), (1.59, 1.59, False), (0.5, 1.59, False),
                                (1.61, 1.61, True), (0.2, 1.61, True)):
         env.data.qpos[0] = x0 + dx
@@ -490,3 +515,55 @@ def test_pole_walk_phase_and_success(pole_walk_env):
         assert float(ts["max_dx"]) == pytest.approx(expect_max)
         assert bool(task.success(ts, 100, False, np)) is ok
     assert task.success_trace(ts) == {"max_dx": pytest.approx(1.61)}
+
+
+# -- fidelity: timing and native solved signals -----------------------------------------------
+@pytest.mark.parametrize("name, horizon, seconds", [("Hurdle", 1000, 20.0), ("WalkTurn", 2000, 40.0),
+                                                    ("PoleWalk", 1000, 20.0)])
+def test_original_timing(envs, name, horizon, seconds):
+    """The original scenes' 2 ms physics step, 10 per control step (20 ms), and the registry's horizon."""
+    env = envs[name]
+    assert env.model.opt.timestep == pytest.approx(0.002)
+    assert env.control_dt_s == pytest.approx(0.02)
+    assert env.task.horizon == horizon
+    assert env.control_dt_s * env.task.horizon == pytest.approx(seconds)
+    env.reset(seed=0)
+    t0 = env.data.time
+    env.step(np.zeros(416, np.float32))
+    assert env.data.time - t0 == pytest.approx(0.02)
+    ts = env.task_state
+    assert not env.task.time_up(ts, horizon - 1, np) and env.task.time_up(ts, horizon, np)
+
+
+@pytest.mark.parametrize("name", ["Hurdle", "PoleWalk"])
+def test_no_native_solved(envs, name):
+    """The original sets ``solved`` to a constant 0.0 for these tasks: no native signal."""
+    env = envs[name]
+    assert type(env.task).native_solved is None
+    env.reset(seed=0)
+    _, _, _, _, info = env.step(np.zeros(416, np.float32))
+    assert info["solved_native"] is False or not info["solved_native"]
+
+
+def test_walk_turn_native_solved(walk_turn_env):
+    """Native solved: the third waypoint reached (the original's last of three targets)."""
+    env, task = walk_turn_env, walk_turn_env.task
+    assert "@" in type(task).native_solved
+    env.reset(seed=0)
+    view = env.sim.view()
+    p = np.array(view.pelvis_pos[:2])
+    ts = ts_copy(env.task_state)
+    assert not task.solved_native(view, ts, 0, np)
+    # Two waypoints reached (Table XII success), the third 0.51 m away: not solved.
+    ts["target_idx"] = np.int64(2)
+    ts["waypoints"][2] = p + [0.51, 0.0]
+    nxt = task.advance(view, ts, np)
+    assert int(nxt["target_idx"]) == 2 and task.success(nxt, 10, False, np)
+    assert not task.solved_native(view, nxt, 10, np)
+    # The third 0.49 m away: reached on this step, solved.
+    ts["waypoints"][2] = p + [0.0, 0.49]
+    nxt = task.advance(view, ts, np)
+    assert int(nxt["target_idx"]) == 3 and bool(task.solved_native(view, nxt, 10, np))
+    # And it stays solved while later waypoints are pursued.
+    ts["target_idx"] = np.int64(5)
+    assert bool(task.solved_native(view, ts, 10, np))

@@ -30,26 +30,28 @@ least as far as the ray 15° to the right (the side with more room next to
 the blocked centre ray).
 
 Observation: gait phase ``(sin 2πφ, cos 2πφ)`` (2), radar ``z_radar`` (7).
-Initial state: neutral standing pose, root at ``x = 0``, ``y ~ U(−0.3, 0.3)``
+Initial state: standing pose with hips flexed 0.1 rad and knees 0.05 rad (the
+original's), root at ``x = 0``, ``y ~ U(−0.3, 0.3)``
 m, lifted so the pelvis is at 1.05 m (feet ~10 cm above the floor: a short
 drop onto the feet), at rest: placed once at the origin (``start``), its root
 then moved in y by ``randomize`` (the floor is flat), so the batched
 environment draws the start per world on the device. Termination: fatal
 upper-body collision (``fatal_collision``) or a fall (``pelvis_too_low``, see
 below). Success: maximum forward pelvis displacement from the start ≥ 1.6 m.
-Horizon: 1,000 steps.
+Native solved signal: none (the original's ``solved`` is a constant 0).
+Timing (the original's ``pole_walk.xml@4ffd2d6`` and ``registry.py@a68b6ce``):
+2 ms physics step, 20 ms control step, horizon 1,000 steps = 20 s.
 
 Choices where the paper is open:
 
-* Pole field: 14 static vertical capsules (radius 0.05 m, 2.5 m tall) in four
-  staggered rows at ``x = 0.8, 1.4, 2.0, 2.6`` m; rows 1 and 3 at
-  ``y = −1.2, 0, 1.2`` m, rows 2 and 4 at ``y = ±0.6, ±1.8`` m (``POLES``).
-  Neighbouring poles of adjacent rows are 0.85 m apart. They collide with the
-  body. Success (1.6 m) needs the first two rows passed. Between the pole
-  lines (every 0.6 m in y) run straight lanes 0.5 m wide: a body that has
-  stepped sideways into one can walk straight on.
+* Pole field (the original's ``pole_walk.xml``): 16 static vertical capsules
+  (radius 0.1 m, 2 m tall, friction 1.5) around the start at ``(±0.8, ±0.8)``,
+  ``(±1.6, 0)``, ``(0, ±1.6)``, ``(±1.4, ±1.4)``, ``(±2.4, ±0.8)`` m
+  (``POLES``); one stands straight ahead at the success distance. They
+  collide with the body. The original's four bounding walls at ±5.5 m are
+  left out (boxes do not collide with the body's ellipsoids in MJX).
 * Fatal contact is geometric: the origin of the head, thorax or torso body
-  within 0.17 m (pole radius + 0.12 m) of a pole axis, horizontally.
+  within 0.22 m (pole radius + 0.12 m) of a pole axis, horizontally.
 * "Elevated 1.05 m" is read as the pelvis height at reset; "high core gain"
   is a training-side detail of the paper's setup and is left out.
 * Gait clock period 1.0 s, phase 0 at reset (both feet level: ``Δx_foot ≈ 0``).
@@ -62,7 +64,7 @@ Options (``PoleWalk.Config``): the poles' ``pole_radius_m``, ``pole_height_m``
 (their positions are fixed), ``fatal_distance_m``, the radar
 (``radar_half_angle_rad``, ``n_rays``, ``radar_range_m``,
 ``radar_body_radius_m``, ``blocked_m``), ``foot_amplitude_m``,
-``pelvis_start_m``, ``pelvis_min_m``, ``start_y_range``,
+``pelvis_start_m``, ``start_joints``, ``pelvis_min_m``, ``start_y_range``,
 ``success_distance_m`` and ``period_s`` (the values above).
 """
 
@@ -80,22 +82,21 @@ from mskbench.tasks.obstacles import (UPPER_BODY_ROLES, body_points, fan_directi
                                       ray_circle_distances)
 
 
-def _pole_field() -> np.ndarray:
-    rows: list[tuple[float, float]] = []
-    for k, x in enumerate((0.8, 1.4, 2.0, 2.6)):
-        ys = (-1.2, 0.0, 1.2) if k % 2 == 0 else (-1.8, -0.6, 0.6, 1.8)
-        rows.extend((x, y) for y in ys)
-    return np.array(rows)
-
-
-#: Pole axes (x, y), m.
-POLES = _pole_field()
+#: Pole axes (x, y), m: the original's 16 poles around the start (``pole_walk.xml`` p1–p16).
+POLES = np.array([
+    [0.8, 0.8], [0.8, -0.8], [-0.8, 0.8], [-0.8, -0.8],
+    [1.6, 0.0], [-1.6, 0.0], [0.0, 1.6], [0.0, -1.6],
+    [1.4, 1.4], [1.4, -1.4], [-1.4, 1.4], [-1.4, -1.4],
+    [2.4, 0.8], [2.4, -0.8], [-2.4, 0.8], [-2.4, -0.8],
+])
 
 
 class PoleWalk(Task):
     name = "PoleWalk"
     family = "interaction"
     horizon = 1000
+    #: The original scene's 2 ms physics step (``pole_walk.xml``), 10 per control step: 20 ms, 20 s episodes.
+    timestep_s = 0.002
     summary = "Walk forward through a field of poles, guided by a 7-ray radar"
     reward_weights = {
         "target_feet_phases": 400.0,
@@ -106,9 +107,9 @@ class PoleWalk(Task):
 
     @dataclass(frozen=True)
     class Config(TaskConfig):
-        pole_radius_m: float = option(0.05, "radius of the poles (m)")
-        pole_height_m: float = option(2.5, "height of the poles (m)")
-        fatal_distance_m: float = option(0.17, "fatal_collision: head, thorax or torso this close to a pole axis (m)")
+        pole_radius_m: float = option(0.1, "radius of the poles (m)")
+        pole_height_m: float = option(2.0, "height of the poles (m)")
+        fatal_distance_m: float = option(0.22, "fatal_collision: head, thorax or torso this close to a pole axis (m)")
         radar_half_angle_rad: float = option(np.pi / 4, "the radar's rays fan over ±this about +x (rad)")
         n_rays: int = option(7, "radar rays (odd: one straight ahead)")
         radar_range_m: float = option(3.0, "radar range (m)")
@@ -116,6 +117,9 @@ class PoleWalk(Task):
         blocked_m: float = option(1.0, "dynamic_radar_gap: the path ahead is blocked below this centre reading (m)")
         foot_amplitude_m: float = option(0.25, "target_feet_phases: amplitude of the feet's x offset (m)")
         pelvis_start_m: float = option(1.05, "initial pelvis height (m)")
+        start_joints: tuple[tuple[str, float], ...] = option(
+            (("hip_flexion_l", 0.1), ("knee_angle_l", 0.05), ("hip_flexion_r", 0.1), ("knee_angle_r", 0.05)),
+            "joint angles of the initial pose (model joint name, rad)")
         pelvis_min_m: float = option(0.5, "pelvis_too_low below this pelvis height (m)")
         start_y_range: tuple[float, float] = option((-0.3, 0.3), "initial root y (m)")
         success_distance_m: float = option(1.6, "success: maximum forward pelvis displacement (m)")
@@ -139,12 +143,12 @@ class PoleWalk(Task):
             spec.worldbody.add_geom(name=f"pole_walk_pole_{k}", type=mujoco.mjtGeom.mjGEOM_CAPSULE,
                                     size=[self.pole_radius_m, half - self.pole_radius_m, 0],
                                     pos=[float(x), float(y), half], rgba=[0.3, 0.3, 0.8, 1.0],
-                                    contype=0, conaffinity=1)
+                                    contype=0, conaffinity=1, friction=[1.5, 0.005, 0.0001])
 
 
     def start(self, ctx: InitContext) -> InitialState:
         """The neutral pose at the origin, lifted so the pelvis is at ``pelvis_start_m``, at rest."""
-        qpos = ctx.pose()
+        qpos = ctx.pose(dict(self.start_joints))
         pelvis = ctx.forward(qpos).pelvis_pos
         qpos[2] += self.pelvis_start_m - pelvis[2]
         ts = {

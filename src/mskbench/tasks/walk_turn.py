@@ -26,7 +26,11 @@ Initial state: neutral standing pose on the floor at the origin facing +x, at
 rest; "20-step novice protection": no termination during the first 20 control
 steps. Termination (from step 21 on): ``z_pelvis < 0.55`` m (``pelvis_too_low``)
 or ``z_head < 0.8`` m (``head_too_low``). Success: ``current_target_idx ≥ 2``
-(two waypoints reached). Horizon: 1,000 steps.
+(two waypoints reached). Native solved signal: the third waypoint reached
+(``target_idx ≥ 3``; the original is solved at the last of its three fixed
+targets). Timing (the original's ``walk_turn.xml@740316b`` and
+``registry.py@a68b6ce``): 2 ms physics step, 20 ms control step, horizon
+2,000 steps = 40 s.
 
 Choices where the paper is open:
 
@@ -79,7 +83,14 @@ OBSTACLES = np.array([
 class WalkTurn(Task):
     name = "WalkTurn"
     family = "locomotion"
-    horizon = 1000
+    #: The original's horizon (``registry.py``: 2,000 steps) at its scene's 2 ms physics step
+    #: (``walk_turn.xml``), 10 per control step: 20 ms, 40 s episodes.
+    horizon = 2000
+    timestep_s = 0.002
+    native_solved = ("the third waypoint reached (target index >= 3): the original's course has three "
+                     "targets and it is solved when the pelvis is within 0.5 m of the last one "
+                     "(msk_bench/envs/msk/benchmark/msk_bench_v0.py@a68b6ce::"
+                     "MSKBenchWalkTurnEnvV0.get_reward_dict)")
     summary = "Walk to waypoints that require turns, avoiding spherical obstacles"
     reward_weights = {
         "targeted_velocity": 200.0,
@@ -203,6 +214,10 @@ class WalkTurn(Task):
 
     def success(self, ts, steps, terminated, xp):
         return ts["target_idx"] >= 2
+
+    def solved_native(self, s, ts, steps, xp):
+        """The original's ``solved``: its last (third) target reached; here the third waypoint."""
+        return ts["target_idx"] >= 3
 
     def success_trace(self, ts):
         return {"current_target_idx": int(ts["target_idx"])}
