@@ -14,9 +14,13 @@ anticipatory_lift (40)         ``I(radar) · max(ż_swing, 0)``
 efficiency (−1)                ``mean(a²)`` (our weight)
 =============================  ================================================
 
-The staircase (static boxes, :mod:`mskbench.tasks.terrain`): 8 steps of
-0.15 m rise and 0.30 m run, the first riser at ``x = 0.6`` m, then a 4 m top
-landing at 1.20 m; 3 m wide (``|y| ≤ 1.5`` m); floor friction.
+The staircase is the original scene's (``stairs.xml@4ffd2d6``; the paper gives
+no sizes): 4 steps of 0.15 m rise and 0.50 m run, the first riser at
+``x = 1.0`` m, then a 2 m top landing (``x ∈ [3, 5]`` m) at 0.75 m; 1 m wide
+(``|y| ≤ 0.5`` m); friction 1.5 (``priority`` makes it the contact's
+coefficient). Our steps are solid boxes standing on the floor (the original's
+are 0.15 m slabs, open underneath), so the terrain height is the top of the
+step under a point (:mod:`mskbench.tasks.terrain`).
 
 Radar ``z_terrain`` ∈ R⁹: the terrain height at 9 points ahead of the pelvis,
 at 0, 0.15, …, 1.20 m along the pelvis heading (horizontal projection of
@@ -33,21 +37,23 @@ Choices where the paper is open:
   ``ż_swing`` is the vertical velocity of its calcaneus origin.
 * Phase clock: stride period 1.1 s (Walk's), ``φ`` advancing with time from
   the initial reference phase; observed as ``(sin 2πφ, cos 2πφ)``.
-* Termination ``pelvis_too_low``: the pelvis less than 0.75 m above the terrain,
-  measured from the *lowest* terrain under the pelvis and either foot (an
-  absolute 0.75 m would end the episode on the landing at 1.2 m; the ground
-  under the pelvis alone is one rise too high while stepping up).
-  ``lateral_drift``: ``|y_pelvis| > 1.0`` m (the staircase is 1.5 m to either
-  side).
+* Termination ``pelvis_too_low``: ``z_pelvis < 0.75`` m, absolute (Table XI,
+  as the original's ``qpos[2] < min_height``); ``lateral_drift``:
+  ``|y_pelvis| > 1.0`` m (the original's limit).
 * Initial state ("walk posture, initial fwd vel"): Walk's synthetic reference
   pose at a uniformly drawn phase, its joint velocities, root moving forward
-  at 0.8 m/s, pelvis at ``x = 0``, on the floor; drawn on the host
-  (``initial_state``): the placement depends on the phase.
+  at 0.5 m/s (the original's ``qvel[0]``), pelvis at ``x = 0.3`` m (the
+  original's ``qpos[0]``: 0.7 m before the first riser), on the floor; drawn on
+  the host (``initial_state``): the placement depends on the phase.
 
 Observation: phase ``(sin 2πφ, cos 2πφ)`` (2), radar ``z_terrain`` (9).
 Success (Table XII): maximum pelvis height over the episode ≥ 1.6 m (absolute;
-the landing puts a standing pelvis at ~2.1 m, the fifth step at ~1.7 m).
-Horizon: 1,000 steps (the paper gives none).
+a standing pelvis is ~0.95 m above its feet: ~1.7 m on the 0.75 m landing).
+Native solved (the original's ``solved``): pelvis height > 2.0 m (absolute; the
+original's root height ``qpos[2] > 2.0``) — above a standing pelvis on the
+landing, so it takes a jump there.
+Timing: the original scene's 2 ms physics step × 10 (20 ms control step);
+horizon 2,000 steps (the original's ``registry.py``; the paper gives none) = 40 s.
 
 Options (``Stairs.Config``): ``period_s``, ``initial_speed_mps``, the radar
 (``n_radar``, ``radar_spacing_m``, ``step_detect_m``), the termination
@@ -70,22 +76,31 @@ from mskbench.tasks.terrain import BoxTerrain
 from mskbench.tasks.walk_reference import WalkReference
 
 
-def staircase(n_steps: int = 8, rise_m: float = 0.15, run_m: float = 0.30, first_riser_x_m: float = 0.6,
-              landing_m: float = 4.0, half_width_m: float = 1.5) -> BoxTerrain:
-    """Solid steps standing on the floor, then a top landing."""
+#: Initial pelvis x (m): the original's ``qpos[0]``.
+START_X_M = 0.3
+STAIRS_FRICTION = 1.5
+
+
+def staircase(n_steps: int = 4, rise_m: float = 0.15, run_m: float = 0.50, first_riser_x_m: float = 1.0,
+              landing_m: float = 2.0, half_width_m: float = 0.5, friction: float | None = STAIRS_FRICTION) -> BoxTerrain:
+    """Solid steps standing on the floor, then a top landing one rise above the last step."""
     rows = []
     for k in range(n_steps):
         x0 = first_riser_x_m + k * run_m
         rows.append((x0, x0 + run_m, -half_width_m, half_width_m, 0.0, (k + 1) * rise_m))
     x0 = first_riser_x_m + n_steps * run_m
-    rows.append((x0, x0 + landing_m, -half_width_m, half_width_m, 0.0, n_steps * rise_m))
-    return BoxTerrain.from_extents("stairs_step", rows)
+    rows.append((x0, x0 + landing_m, -half_width_m, half_width_m, 0.0, (n_steps + 1) * rise_m))
+    return BoxTerrain.from_extents("stairs_step", rows, friction=friction)
 
 
 class Stairs(Task):
     name = "Stairs"
     family = "interaction"
-    horizon = 1000
+    horizon = 2000
+    #: The original scene's 2 ms physics step (``stairs.xml``), 10 per control step: 20 ms, 40 s episodes.
+    timestep_s = 0.002
+    native_solved = ("pelvis height > 2.0 m (absolute; the original's root height qpos[2] > 2.0); "
+                     "msk_bench/envs/msk/benchmark/msk_bench_v0.py@a68b6ce::MSKBenchStairsEnvV0.get_reward_dict")
     summary = "Climb a staircase using a look-ahead terrain radar"
     reward_weights = {
         "fwd_trajectory": 50.0,
@@ -98,19 +113,21 @@ class Stairs(Task):
 
     @dataclass(frozen=True)
     class Config(TaskConfig):
-        pelvis_height_min_m: float = option(0.75, "pelvis_too_low below this height above the lowest terrain (m)")
+        pelvis_height_min_m: float = option(0.75, "pelvis_too_low below this pelvis height (m, absolute)")
         lateral_drift_max_m: float = option(1.0, "lateral_drift beyond this |y_pelvis| (m)")
         success_pelvis_height_m: float = option(1.6, "success: maximum pelvis height (m, absolute)")
         radar_spacing_m: float = option(0.15, "spacing of the radar points ahead of the pelvis (m)")
         n_radar: int = option(9, "radar points, the first under the pelvis")
         step_detect_m: float = option(0.05, "I(radar): a radar point this far above the ground under the pelvis (m)")
-        initial_speed_mps: float = option(0.8, "initial forward speed of the root, and the reference's speed (m/s)")
+        initial_speed_mps: float = option(0.5, "initial forward speed of the root, and the reference's speed (m/s)")
         period_s: float = option(1.1, "stride period of the phase clock and the reference (s)")
 
         def __post_init__(self):
             check_positive(self, "radar_spacing_m", "n_radar", "period_s")
 
     terrain = staircase()
+    #: The original's ``solved`` height (m, absolute).
+    native_height_m = 2.0
     #: The synthetic gait of the initial states, built in ``bind``.
     reference: WalkReference | None = None
 
@@ -133,6 +150,7 @@ class Stairs(Task):
             raise RuntimeError("Stairs task is not bound to a model; call bind() first")
         phase = float(rng.uniform(0.0, 1.0))
         qpos, qvel = self.reference.state_at(ctx, phase, self.initial_speed_mps)
+        qpos[0] += START_X_M  # the floor is flat there: the placement holds
         pelvis_z = ctx.forward(qpos).pelvis_pos[2]
         ts = {"phase": np.float64(phase), "max_pelvis_z": np.float64(pelvis_z)}
         return InitialState(qpos, qvel, ts)
@@ -158,11 +176,6 @@ class Stairs(Task):
         zl, zr = s.vel("foot_l")[2], s.vel("foot_r")[2]
         return xp.where(load_l < load_r, zl, xp.where(load_r < load_l, zr, xp.maximum(zl, zr)))
 
-    def ground_below(self, s, xp):
-        """Lowest terrain height under the pelvis and the feet (m)."""
-        pts = xp.stack([s.pelvis_pos, s.pos("foot_l"), s.pos("foot_r")])
-        return xp.min(self.terrain.height(pts[:, 0], pts[:, 1], xp))
-
     # -- step-time -------------------------------------------------------------------------
     def advance(self, s, ts, xp):
         return {
@@ -187,12 +200,15 @@ class Stairs(Task):
 
     def termination(self, s, ts, xp):
         return {
-            "pelvis_too_low": s.pelvis_pos[2] - self.ground_below(s, xp) < self.pelvis_height_min_m,
+            "pelvis_too_low": s.pelvis_pos[2] < self.pelvis_height_min_m,
             "lateral_drift": xp.abs(s.pelvis_pos[1]) > self.lateral_drift_max_m,
         }
 
     def success(self, ts, steps, terminated, xp):
         return ts["max_pelvis_z"] >= self.success_pelvis_height_m
+
+    def solved_native(self, s, ts, steps, xp):
+        return s.pelvis_pos[2] > self.native_height_m
 
     def success_trace(self, ts):
         return {"max_pelvis_z": float(ts["max_pelvis_z"])}

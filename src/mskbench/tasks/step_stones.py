@@ -15,38 +15,39 @@ overbend_knee (−50)            ``Σ_knees max(q_knee − 1.0, 0)``
 efficiency (−1)                ``mean(a²)`` (our weight)
 =============================  ================================================
 
-The course (static boxes standing on the floor, :mod:`mskbench.tasks.terrain`):
-a start platform ``x ∈ [−1.5, 0.35]`` m, 8 stone pillars 0.40 m long (x) and
-0.50 m wide (y) with centres at ``x = 0.85 + 0.70 i`` (gaps of 0.30 m), then a
-far platform ``x ∈ [6.25, 8.25]`` m; every top at 2.10 m, everything 1.2 m
-wide except the stones. Between the stones there is nothing but the floor
-2.1 m below.
+The course is the original scene's (``step_stones.xml@a68b6ce``; the paper gives
+no sizes): 10 vertical cylinders of radius 0.15 m standing on the floor, tops at
+2.0 m, centres ``(x, y)`` = (0, 0), (0.45, 0.05), (0.90, −0.05), (1.35, 0.02),
+(1.80, −0.02), (2.25, 0.05), (2.70, −0.05), (3.15, 0), (3.60, 0), (4.50, 0);
+friction 2.0 (``priority`` makes it the contact's coefficient). Stone 0 is the
+start; between the stones there is nothing but the floor 2 m below
+(:mod:`mskbench.tasks.terrain`).
 
-Targets: the 8 stone-top centres, then the far platform at
-``(6.65, 0, 2.10)``; ``current_stone_idx`` (task state) is the index of the
-current target, starting at 0. It only increases: it becomes the number of
-stone centres the pelvis is past in x (at most 8). The final index is 8 (the
-far platform): success is crossing every stone.
+Targets: the top centres of stones 1–9. ``current_stone_idx`` (task state
+``stone_idx``) is the original's index: the number of stones after the start
+stone whose centre x the pelvis has passed (it only increases; at most 9); the
+current target is stone ``idx + 1`` (clipped to 9). The final index is 9:
+success is passing the last stone's x.
 
 Choices where the paper is open:
 
-* "Elevated platform z = 3.05 m" is read as the initial *pelvis* height: the
-  platform top is 2.10 m, so the neutral standing pose starts with the pelvis
-  at 3.05 m, and the termination ``z_pelvis < 2.5`` m fires when the pelvis
-  is 0.4 m above the stone tops (a collapse) or the body drops between them.
 * ``d_lead``: distance from the lead foot (the calcaneus origin further
   along +x) to the top centre of the current target.
 * Overbend knee: summed over both knees (knee flexion positive, rad).
-* Observation ``stones_dp``: the next three targets (indices ``idx, idx+1,
-  idx+2``, clipped to the final one) relative to the pelvis, 3 × 3 values.
+* Observation ``stones_dp``: the next three targets (stones ``idx+1 …
+  idx+3``, clipped to the last) relative to the pelvis, 3 × 3 values.
 * Phase clock: period 1.1 s from phase 0 at reset.
-* Initial state: neutral standing pose on the start platform, pelvis at
-  ``x = 0``, at rest (no noise; the course is fixed): a fixed start
-  (``start``).
+* Initial state (Table XI "elevated platform z = 3.05 m", as the original's
+  reset): root over stone 0, pelvis at 3.05 m (the feet ~0.1 m above the stone
+  top: the body drops onto it), hips flexed 0.2 (left) and −0.1 (right) rad,
+  left knee 0.1 rad, at rest: a fixed start (``start``).
 
 Observation: phase ``(sin 2πφ, cos 2πφ)`` (2), ``stones_dp`` (9).
 Termination: ``fell_from_height`` (``z_pelvis < 2.5`` m, absolute).
-Success: ``current_stone_idx`` reaches 8. Horizon: 1,000 steps (our choice).
+Success: ``current_stone_idx`` reaches 9. Native solved: the same condition
+(``current_stone_idx ≥ 9``, the original's ``solved``).
+Timing: the original scene's 2 ms physics step × 10 (20 ms control step);
+horizon 1,000 steps (the original's ``registry.py``) = 20 s.
 
 Options (``StepStones.Config``): ``pelvis_height_min_m`` (2.5 m),
 ``n_obs_targets`` (3), ``period_s`` (1.1 s). The course is fixed.
@@ -61,38 +62,38 @@ import numpy as np
 
 from mskbench.tasks.base import (InitContext, InitialState, Task, TaskConfig, advance_phase, check_positive, efficiency,
                                  option, phase_clock)
-from mskbench.tasks.terrain import BoxTerrain
+from mskbench.tasks.terrain import CylinderTerrain
 
-TOP_Z_M = 2.10
-N_STONES = 8
-STONE_X0_M = 0.85
-STONE_PITCH_M = 0.70
-STONE_HALF = (0.20, 0.25)
-START_PLATFORM_X = (-1.5, 0.35)
-FAR_PLATFORM_X = (6.25, 8.25)
-PLATFORM_HALF_WIDTH_M = 0.6
-FAR_TARGET_X_M = 6.65
+#: Top of every stone (m).
+TOP_Z_M = 2.0
+STONE_RADIUS_M = 0.15
+STONE_FRICTION = 2.0
+#: Stone centres (x, y), stone 0 the start (``step_stones.xml@a68b6ce``).
+STONE_XY = np.array([(0.00, 0.00), (0.45, 0.05), (0.90, -0.05), (1.35, 0.02), (1.80, -0.02),
+                     (2.25, 0.05), (2.70, -0.05), (3.15, 0.00), (3.60, 0.00), (4.50, 0.00)])
+N_STONES = len(STONE_XY)
 #: Stone centres along x (m).
-STONE_X = STONE_X0_M + STONE_PITCH_M * np.arange(N_STONES)
-#: Target points: the stone-top centres, then the far platform (N_STONES + 1, 3).
-TARGETS = np.stack([np.append(STONE_X, FAR_TARGET_X_M), np.zeros(N_STONES + 1), np.full(N_STONES + 1, TOP_Z_M)],
-                   axis=1)
+STONE_X = STONE_XY[:, 0]
+#: Target points: the stone-top centres (N_STONES, 3); target ``idx + 1`` follows index ``idx``.
+TARGETS = np.column_stack([STONE_XY, np.full(N_STONES, TOP_Z_M)])
+#: Initial pelvis height (m): Table XI's "z = 3.05 m", the original's reset.
+START_PELVIS_Z_M = 3.05
+#: Joints of the start pose (rad), the original's reset.
+START_JOINTS = {"hip_flexion_l": 0.2, "knee_angle_l": 0.1, "hip_flexion_r": -0.1}
 
 
-def stone_course() -> BoxTerrain:
-    w = PLATFORM_HALF_WIDTH_M
-    rows = [(START_PLATFORM_X[0], START_PLATFORM_X[1], -w, w, 0.0, TOP_Z_M)]
-    for cx in STONE_X:
-        rows.append((cx - STONE_HALF[0], cx + STONE_HALF[0], -STONE_HALF[1], STONE_HALF[1], 0.0, TOP_Z_M))
-    rows.append((FAR_PLATFORM_X[0], FAR_PLATFORM_X[1], -w, w, 0.0, TOP_Z_M))
-    return BoxTerrain.from_extents("stepstones_box", rows)
+def stone_course() -> CylinderTerrain:
+    return CylinderTerrain("stepstones_stone", STONE_XY.copy(), np.full(N_STONES, STONE_RADIUS_M),
+                           np.full(N_STONES, TOP_Z_M), friction=STONE_FRICTION)
 
 
 class StepStones(Task):
     name = "StepStones"
     family = "interaction"
     horizon = 1000
-    summary = "Cross a row of elevated stepping stones to a far platform"
+    #: The original scene's 2 ms physics step (``step_stones.xml``), 10 per control step: 20 ms, 20 s episodes.
+    timestep_s = 0.002
+    summary = "Cross a row of elevated stepping stones"
     reward_weights = {
         "stone_progress": 800.0,
         "magnetic_reaching": 150.0,
@@ -113,25 +114,27 @@ class StepStones(Task):
     terrain = stone_course()
     stone_x = STONE_X
     targets = TARGETS
-    #: Index of the final target (the far platform).
-    final_idx = N_STONES
+    #: The final ``current_stone_idx`` (the last stone).
+    final_idx = N_STONES - 1
+    native_solved = ("current_stone_idx reaches the final index 9 (the pelvis passed the last stone's x), "
+                     "as Table XII; msk_bench/envs/msk/benchmark/msk_bench_v0.py@a68b6ce::"
+                     "MSKBenchStepStonesEnvV0.get_reward_dict")
 
     def add_props(self, spec: mujoco.MjSpec) -> None:
-        self.terrain.add_to(spec, rgba=(0.5, 0.45, 0.4, 1.0))
-
+        self.terrain.add_to(spec)
 
     def start(self, ctx: InitContext) -> InitialState:
-        base = ctx.default_qpos.copy()
-        base[2] += TOP_Z_M  # start above the platform, then lower onto it
-        qpos = ctx.pose(base=base, root_xy=(0.0, 0.0), ground_geom=self.terrain.names[0])
+        qpos = ctx.pose(START_JOINTS, root_xy=tuple(STONE_XY[0]), on_ground=False)
+        qpos[2] += START_PELVIS_Z_M - ctx.forward(qpos).pelvis_pos[2]
         ts = {"phase": np.float64(0.0), "stone_idx": np.int64(0), "crossed": np.int64(0)}
         return InitialState(qpos, np.zeros(ctx.model.nv), ts)
 
     def _target(self, idx, xp):
-        return xp.asarray(self.targets)[xp.clip(idx, 0, self.final_idx)]
+        """Top centre of the target that follows index ``idx`` (stone ``idx + 1``, clipped to the last)."""
+        return xp.asarray(self.targets)[xp.clip(idx + 1, 1, self.final_idx)]
 
     def advance(self, s, ts, xp):
-        passed = xp.sum(xp.where(s.pelvis_pos[0] > self.stone_x, 1, 0))
+        passed = xp.sum(xp.where(s.pelvis_pos[0] > self.stone_x[1:], 1, 0))
         idx = xp.maximum(ts["stone_idx"], xp.minimum(passed, self.final_idx))
         return {
             "phase": advance_phase(ts["phase"], self.control_dt_s, self.period_s),
@@ -164,6 +167,9 @@ class StepStones(Task):
         return {"fell_from_height": s.pelvis_pos[2] < self.pelvis_height_min_m}
 
     def success(self, ts, steps, terminated, xp):
+        return ts["stone_idx"] >= self.final_idx
+
+    def solved_native(self, s, ts, steps, xp):
         return ts["stone_idx"] >= self.final_idx
 
     def success_trace(self, ts):

@@ -5,11 +5,13 @@ NumPy constants, so that terrain heights, radar readings and slope normals are
 computed analytically with the array namespace ``xp`` (NumPy or JAX) from those
 constants instead of from the simulator's contact list.
 
-Two kinds:
+Three kinds:
 
 * :class:`BoxTerrain` — axis-aligned boxes standing on the floor (stair steps,
-  stepping-stone pillars, platforms). The height at ``(x, y)`` is the highest
-  box top whose footprint contains the point, else the floor (0 m).
+  platforms). The height at ``(x, y)`` is the highest box top whose footprint
+  contains the point, else the floor (0 m).
+* :class:`CylinderTerrain` — vertical cylinders standing on the floor (the
+  stepping stones); the height is the highest top whose disc contains the point.
 * :class:`SlopeProfile` — a piecewise-linear height profile ``z(x)`` along the
   world x axis, built from thin slabs tilted about y whose top faces meet
   exactly at the profile's breakpoints; it spans ``|y| ≤ half_width``. Outside
@@ -79,6 +81,46 @@ class BoxTerrain:
         x = xp.asarray(x)[..., None]
         y = xp.asarray(y)[..., None]
         inside = (xp.abs(x - self.center[:, 0]) <= self.half[:, 0]) & (xp.abs(y - self.center[:, 1]) <= self.half[:, 1])
+        return xp.maximum(xp.max(xp.where(inside, self.top, 0.0), axis=-1), 0.0)
+
+
+@dataclass(frozen=True)
+class CylinderTerrain:
+    """Vertical cylinders standing on the floor: centres ``(n, 2)`` (x, y), radii ``(n,)`` and tops ``(n,)`` (m)."""
+
+    prefix: str
+    center: np.ndarray
+    radius: np.ndarray
+    top: np.ndarray
+    friction: float | None = None
+
+    def __post_init__(self):
+        n = len(self.center)
+        if np.shape(self.center) != (n, 2) or np.shape(self.radius) != (n,) or np.shape(self.top) != (n,):
+            raise ValueError("center must be (n, 2), radius and top (n,)")
+        if np.any(np.asarray(self.radius) <= 0) or np.any(np.asarray(self.top) <= 0):
+            raise ValueError("every cylinder needs a positive radius and top")
+
+    @property
+    def names(self) -> list[str]:
+        return [f"{self.prefix}_{i}" for i in range(len(self.center))]
+
+    def add_to(self, spec: mujoco.MjSpec, rgba=(0.6, 0.4, 0.2, 1.0)) -> None:
+        kwargs = {}
+        if self.friction is not None:
+            kwargs = {"friction": [float(self.friction), 0.005, 0.0001], "priority": TERRAIN_PRIORITY}
+        for name, (cx, cy), r, top in zip(self.names, self.center, self.radius, self.top):
+            spec.worldbody.add_geom(name=name, type=mujoco.mjtGeom.mjGEOM_CYLINDER,
+                                    pos=[float(cx), float(cy), 0.5 * float(top)],
+                                    size=[float(r), 0.5 * float(top), 0.0], rgba=list(rgba),
+                                    contype=0, conaffinity=1, **kwargs)
+
+    def height(self, x, y, xp):
+        """Terrain height (m) under points ``(x, y)`` (same shape, any rank ≥ 0)."""
+        x = xp.asarray(x)[..., None]
+        y = xp.asarray(y)[..., None]
+        d2 = (x - self.center[:, 0]) ** 2 + (y - self.center[:, 1]) ** 2
+        inside = d2 <= self.radius ** 2
         return xp.maximum(xp.max(xp.where(inside, self.top, 0.0), axis=-1), 0.0)
 
 
