@@ -98,7 +98,7 @@ def test_mjx_data_gives_the_cpu_signals(task):
         cenv.data.qpos[:] = qpos
         mujoco.mj_forward(cenv.model, cenv.data)
         view = StateView(cenv.data, cenv.handles, np)
-        ts_np, terms, conds, terminated, _, success = step_signals(cenv.task, view, ts, 1000, np)
+        ts_np, terms, conds, terminated, _, success, native = step_signals(cenv.task, view, ts, 1000, np)
         obs = cenv._observe(view, ts_np)
         d = mjx.put_data(jenv.model, cenv.data)
         out = signals(d, {k: jnp.asarray(v) for k, v in ts.items()}, jnp.int32(1000))
@@ -108,6 +108,7 @@ def test_mjx_data_gives_the_cpu_signals(task):
         for k, v in conds.items():
             assert bool(out["conditions"][k]) == bool(v), (label, k)
         assert bool(out["terminated"]) == bool(terminated) and bool(out["success"]) == bool(success), label
+        assert bool(out["solved_native"]) == bool(native), label
         if label != "moving" and task != "Reach":
             assert bool(terminated), f"{label} state should end a {task} episode"
         if label == "low" and task == "Reach":
