@@ -162,10 +162,10 @@ class Catch(Task):
         a = self.cube_qpos
         p0 = xp.stack([init.qpos[0] + self.spawn_ahead_m,
                        init.qpos[1] + rng.uniform(*self.spawn_side_m),
-                       xp.asarray(self.spawn_height_m, dtype=init.qpos.dtype)])
+                       xp.asarray(self.spawn_height_m * 1.0)])
         vx, vy, vz = self.throw_vel_mps
-        v0 = xp.stack([xp.asarray(vx, dtype=init.qvel.dtype), vy + rng.uniform(*self.throw_side_vel_mps),
-                       xp.asarray(vz, dtype=init.qvel.dtype)])
+        v0 = xp.stack([xp.asarray(vx * 1.0), vy + rng.uniform(*self.throw_side_vel_mps),
+                       xp.asarray(vz * 1.0)])
         qvel = put(xp, init.qvel, slice(self.cube_dof, self.cube_dof + 3), v0)
         return InitialState(put(xp, init.qpos, slice(a, a + 3), p0), qvel, init.task_state)
 
