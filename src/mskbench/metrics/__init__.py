@@ -45,6 +45,7 @@ from mskbench.metrics.recruitment import (
 )
 from mskbench.metrics.robustness import robustness_auc
 from mskbench.metrics.smoothness import joint_smoothness, mean_squared_jerk
+from mskbench.metrics.tracking import divergence_time, site_tracking_error, tracking_rmse  # App. A-F, Eqs. 19-20
 
 __all__ = [
     "FAMILY_NAMES",
@@ -76,4 +77,7 @@ __all__ = [
     "robustness_auc",
     "simplex_predict",
     "simplex_rho",
+    "site_tracking_error",
+    "tracking_rmse",
+    "divergence_time",
 ]
