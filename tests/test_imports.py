@@ -28,7 +28,9 @@ LAYERS = {
     "mskbench.agents": 5,
     "mskbench.eval": 6, "mskbench.mouse.evaluate": 6,
     "mskbench.training": 7,
-    "mskbench.cli": 8, "mskbench._cli": 8, "mskbench.mouse.cli": 8, "mskbench.__main__": 8, "mskbench": 8,
+    "mskbench.paradigms": 8,  # agentic tuning and direct control: built on training and the envs
+    "mskbench.cli": 9, "mskbench._cli": 9, "mskbench.mouse.cli": 9, "mskbench.paradigms.cli": 9,
+    "mskbench.__main__": 9, "mskbench": 9,
 }
 
 

@@ -33,7 +33,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Protocol
 
 from mskbench import __version__
 from mskbench._jax import require_jax
@@ -67,6 +67,18 @@ PRESETS: dict[tuple[str, str], dict[str, dict[str, Any]]] = {
 }
 #: Iterations between the mouse imitation's evaluations unless ``eval_every_steps`` is given.
 MOUSE_EVAL_EVERY_ITERATIONS = 20
+
+
+class EnvWrapper(Protocol):
+    """Wraps the training environment for a paradigm (a reward modifier such as
+    :class:`mskbench.paradigms.agentic.AgenticTuner`): called with the env, the run directory and
+    ``resume`` once the run directory exists; returns the env the algorithm trains on. ``settings`` are
+    recorded in ``run.json`` (``env_wrapper``); a resumed run must have the same."""
+
+    @property
+    def settings(self) -> dict[str, Any]: ...
+
+    def __call__(self, env: Any, out_dir: Path | None, resume: bool) -> Any: ...
 
 
 class Evaluation(NamedTuple):
@@ -230,7 +242,7 @@ def train(task: str | Task, algo: str = "ppo", *, backend: str = "cpu", impl: st
           time_limit_s: float | None = None, eval_episodes: int | None = None, eval_every_steps: int | None = None,
           eval_env: str | None = None, task_options: Mapping[str, Any] | None = None,
           on_start: Callable[[dict], None] | None = None, on_iteration: Callable[[dict], None] | None = None,
-          **config: Any) -> Run:
+          env_wrapper: EnvWrapper | None = None, **config: Any) -> Run:
     """Train ``algo`` on ``task`` and return the :class:`Run`.
 
     Parameters
@@ -262,6 +274,9 @@ def train(task: str | Task, algo: str = "ppo", *, backend: str = "cpu", impl: st
     on_start, on_iteration:
         Called with the resolved settings (``run.json``'s, plus the device) once the environment is
         built, and with each iteration's log row.
+    env_wrapper:
+        A paradigm's wrapper of the training env (:class:`EnvWrapper`, e.g.
+        :class:`mskbench.paradigms.agentic.AgenticTuner`); its settings go to ``run.json``.
     **config:
         The algorithm's hyper-parameters (e.g. ``num_envs``, ``num_steps``,
         ``learning_rate``, ``hidden``); an unknown name lists the valid ones.
@@ -305,6 +320,8 @@ def train(task: str | Task, algo: str = "ppo", *, backend: str = "cpu", impl: st
                 "eval_every_steps": int(eval_every_steps), "checkpoint_rule": alg.checkpoint_rule,
                 "config": _jsonable(dataclasses.asdict(cfg)),
                 "mskbench_version": __version__}
+    if env_wrapper is not None:
+        settings["env_wrapper"] = dict(env_wrapper.settings)
     out_dir = Path(out) if out is not None else None
     if out_dir is not None:
         _check_run_dir(out_dir, settings, resume)
@@ -315,6 +332,13 @@ def train(task: str | Task, algo: str = "ppo", *, backend: str = "cpu", impl: st
     if out_dir is not None:
         out_dir.mkdir(parents=True, exist_ok=True)
         (out_dir / RUN_FILE).write_text(json.dumps(settings, indent=2))
+    if env_wrapper is not None:
+        try:
+            env = env_wrapper(env, out_dir, resume)
+        except BaseException:
+            if callable(getattr(env, "close", None)):
+                env.close()
+            raise
     best = BestCheckpoint(out_dir, BEST_FILE, evaluation.metric, lower_is_better=evaluation.lower_is_better,
                           resume=resume, copy_to="best.npz" if alg.checkpoint_rule == "best" else "best_return.npz") \
         if out_dir is not None else None
@@ -353,7 +377,7 @@ def _check_run_dir(out_dir: Path, settings: dict, resume: bool) -> None:
             raise FileNotFoundError(f"nothing to resume: {out_dir / 'checkpoint.npz'} does not exist")
         if previous.exists():
             old = json.loads(previous.read_text())
-            keys = ("task", "task_options", "algo", "backend", "impl")
+            keys = ("task", "task_options", "algo", "backend", "impl", "env_wrapper")
             diff = [k for k in keys if old.get(k) != settings.get(k)]
             cfg_diff = sorted(k for k, v in settings["config"].items()
                               if k != "total_steps" and old.get("config", {}).get(k) != v)

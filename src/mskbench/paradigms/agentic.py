@@ -1,0 +1,1038 @@
+"""Agentic reward tuning (App. A-E, Eqs. 15-17; Table III).
+
+During an ordinary training run the task's reward ``R_t = Σ_i w_i r_i,t``
+(Eq. 15) keeps its terms, but its weights ``w`` are rewritten every ``K``
+environment steps: the training worlds' recent statistics are aggregated
+(Eq. 16: forward speed, torso pitch, posture stability, tracking quality,
+termination causes, the mean of every reward term), a *reasoner* proposes new
+weights from them and the current ones (Eq. 17), the proposal is bounded and
+the result is written to a shared weights file that every training world
+reloads.
+
+Pieces, each usable on its own:
+
+* :func:`bound_weights` — the bounds: every nonzero weight moves by at most
+  ``relative_limit`` (20 %) of its magnitude per update and keeps its sign,
+  zero weights stay zero, and ``‖w‖₁ = l1_norm`` (40) holds exactly. Both
+  constraints hold together: the proposal is projected (Euclidean, on the
+  magnitudes) onto the set where both hold — clipping to ±20 % and then
+  rescaling to ‖w‖₁ = 40 could break the 20 % bound. The initial weights are
+  scaled to ‖w‖₁ = 40 once (:func:`normalize_l1`). ``l1_norm=None`` is the
+  original, unnormalised setting (Fig. 3a): nonzero weights clipped to ±20 %,
+  a zero weight may take any proposed value. Facts from the authors' code:
+  ``rl_paradigms/agentic_walk/constraints.py@d7a2891``.
+* :class:`WeightStore` — the shared weights file: JSON ``{"version", "weights",
+  ...}`` replaced atomically (temporary file + ``os.replace``); read-modify-write
+  under an exclusive ``fcntl.flock`` on a lock file, so concurrent updaters
+  (threads or processes) lose no update; readers need no lock and reload when
+  the file changes.
+* :class:`StatsWindow` — Eq. 16's aggregate over the steps since the last update.
+* :class:`RuleReasoner` (deterministic, offline) and :class:`HTTPReasoner` (an
+  OpenAI-compatible chat-completions API; endpoint, model and key from
+  ``MSKBENCH_LLM_URL``, ``MSKBENCH_LLM_MODEL``, ``MSKBENCH_LLM_KEY``; the
+  prompt is :data:`SYSTEM_PROMPT` + :data:`USER_PROMPT`, the reply is parsed
+  by :func:`parse_reply`). Any object with ``name`` and
+  ``propose(weights, stats) -> Proposal`` is a reasoner.
+* :class:`AgenticTuner` — ties them to a training run: it wraps the CPU
+  training env (:class:`AgenticVectorEnv`: every world's reward is recomputed
+  from its unweighted terms with the weights in force), counts environment
+  steps, runs the reasoner every ``every_steps`` under a timeout and the
+  store's lock, and logs every update — applied or not, with the reasoner's
+  reason or the failure — to ``agentic_updates.jsonl`` in the run directory.
+  A reasoner that raises, hangs past ``timeout_s`` or returns garbage leaves
+  the weights as they are and training goes on.
+* :func:`train_agentic` — :func:`mskbench.training.train` with a tuner, then
+  :func:`table_iii` (survival steps, tracking RMSE, mean activation) of the
+  run's checkpoint, written to ``agentic_summary.json``.
+"""
+
+from __future__ import annotations
+
+import copy
+import fcntl
+import json
+import math
+import os
+import re
+import tempfile
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from mskbench.envs.cpu_env import MSKEnv
+    from mskbench.envs.vector import MSKVectorEnv
+    from mskbench.tasks import Task
+    from mskbench.training import Run
+
+#: Environment steps between updates (App. A-E: 20,000 in the original Agentic-DepRL setting).
+DEFAULT_EVERY_STEPS = 20_000
+#: ‖w‖₁ of the matched reasoner comparison (Table III).
+L1_NORM = 40.0
+#: Largest relative change of a nonzero weight per update.
+RELATIVE_LIMIT = 0.2
+#: Seconds a reasoner may take before its update is abandoned.
+DEFAULT_TIMEOUT_S = 60.0
+WEIGHTS_FILE = "reward_weights.json"
+LOG_FILE = "agentic_updates.jsonl"
+SUMMARY_FILE = "agentic_summary.json"
+REASONERS = ("rule", "http")
+#: Environment variables of :class:`HTTPReasoner`.
+ENV_URL, ENV_MODEL, ENV_KEY = "MSKBENCH_LLM_URL", "MSKBENCH_LLM_MODEL", "MSKBENCH_LLM_KEY"
+#: Terminations that are not falls (for the posture rule).
+NOT_FALLS = ("time_limit",)
+
+
+def _utc_now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+# -- the bounds ----------------------------------------------------------------------------------------
+def _finite_weights(weights: Mapping[str, Any], name: str) -> dict[str, float]:
+    out = {}
+    for key, value in weights.items():
+        if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+            raise ValueError(f"{name}[{key!r}] must be a number, got {value!r}")
+        if not math.isfinite(float(value)):
+            raise ValueError(f"{name}[{key!r}] must be finite, got {value!r}")
+        out[str(key)] = float(value)
+    if not out:
+        raise ValueError(f"{name} must not be empty")
+    return out
+
+
+def normalize_l1(weights: Mapping[str, float], l1_norm: float | None = L1_NORM) -> dict[str, float]:
+    """``weights`` scaled so that ``Σ|w| = l1_norm`` (unchanged for ``l1_norm=None``)."""
+    w = _finite_weights(weights, "weights")
+    if l1_norm is None:
+        return w
+    if not (math.isfinite(l1_norm) and l1_norm > 0):
+        raise ValueError(f"l1_norm must be positive and finite, got {l1_norm!r}")
+    mass = sum(abs(v) for v in w.values())
+    if mass == 0.0:
+        raise ValueError("cannot normalise weights that are all zero")
+    return {k: v * l1_norm / mass for k, v in w.items()}
+
+
+def _project_magnitudes(m: np.ndarray, lo: np.ndarray, hi: np.ndarray, total: float) -> np.ndarray:
+    """The point of ``{x : lo <= x <= hi, Σx = total}`` nearest to ``m``: ``clip(m − τ, lo, hi)`` with τ
+    solved exactly (``Σ clip(m − τ, lo, hi)`` is piecewise linear and non-increasing in τ)."""
+    def mass(tau: float) -> float:
+        return float(np.clip(m - tau, lo, hi).sum())
+
+    knots = np.unique(np.concatenate([m - hi, m - lo]))
+    values = np.array([mass(t) for t in knots])  # non-increasing from Σhi to Σlo
+    below = np.flatnonzero(values <= total)
+    k = int(below[0])  # the first knot whose mass is at most `total` (the last knot's is Σlo <= total)
+    if values[k] == total or k == 0:
+        tau = float(knots[k])
+    else:  # linear between knots k−1 and k
+        t0, t1, v0, v1 = knots[k - 1], knots[k], values[k - 1], values[k]
+        tau = float(t0 + (v0 - total) * (t1 - t0) / (v0 - v1))
+    return np.clip(m - tau, lo, hi)
+
+
+def bound_weights(current: Mapping[str, float], proposed: Mapping[str, float], *,
+                  relative_limit: float = RELATIVE_LIMIT, l1_norm: float | None = L1_NORM) -> dict[str, float]:
+    """The weights an update applies: ``proposed`` brought within the bounds around ``current``.
+
+    With ``l1_norm`` (default 40): the nearest weights (Euclidean, on the
+    magnitudes) with every nonzero weight's sign kept and its magnitude within
+    ``[1 − relative_limit, 1 + relative_limit] · |current|``, zero weights
+    zero, and ``Σ|w| = l1_norm``. ``current`` must already have that norm
+    (:func:`normalize_l1`). With ``l1_norm=None``: each nonzero weight clipped
+    to ``current ± relative_limit · |current|``; a zero weight takes the
+    proposed value (the original code's unnormalised mode). A key missing from
+    ``proposed`` keeps its current value; an unknown key is an error.
+    """
+    cur = _finite_weights(current, "current")
+    unknown = sorted(set(proposed) - set(cur))
+    if unknown:
+        raise ValueError(f"unknown reward weight(s) {', '.join(map(repr, unknown))}; "
+                         f"valid: {', '.join(map(repr, cur))}")
+    prop = _finite_weights({**cur, **proposed}, "proposed")
+    if not 0.0 <= relative_limit < 1.0:
+        raise ValueError(f"relative_limit must lie in [0, 1), got {relative_limit!r}")
+    keys = list(cur)
+    old = np.array([cur[k] for k in keys])
+    new = np.array([prop[k] for k in keys])
+    delta = np.abs(old) * relative_limit
+    if l1_norm is None:
+        out = np.where(old == 0.0, new, np.clip(new, old - delta, old + delta))
+    else:
+        if not (math.isfinite(l1_norm) and l1_norm > 0):
+            raise ValueError(f"l1_norm must be positive and finite, got {l1_norm!r}")
+        if not math.isclose(float(np.abs(old).sum()), l1_norm, rel_tol=1e-9):
+            raise ValueError(f"the current weights have ‖w‖₁ = {np.abs(old).sum():.6g}, not {l1_norm:g}; "
+                             "normalise them first (normalize_l1)")
+        sign = np.sign(old)
+        nz = sign != 0
+        mag = _project_magnitudes(new[nz] * sign[nz], np.abs(old[nz]) - delta[nz], np.abs(old[nz]) + delta[nz],
+                                  float(l1_norm))
+        out = np.zeros_like(old)
+        out[nz] = sign[nz] * mag
+    return {k: float(v) for k, v in zip(keys, out)}
+
+
+# -- the shared weights file ---------------------------------------------------------------------------
+class WeightStore:
+    """The shared reward-weights file: ``{"version": int, "weights": {...}, "updated_at_utc": str}``.
+
+    Writers hold an exclusive ``fcntl.flock`` on ``<file>.lock`` for the whole
+    read-modify-write (:meth:`update`), so concurrent writers in any number of
+    processes serialise and lose no update; the file itself is replaced
+    atomically, so readers (:meth:`read`, :meth:`poll`) never see a partial
+    file and need no lock.
+    """
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        self.lock_path = self.path.with_name(self.path.name + ".lock")
+        self._seen: tuple[int, int, int] | None = None
+
+    def exists(self) -> bool:
+        return self.path.is_file()
+
+    @contextmanager
+    def locked(self, blocking: bool = True) -> Iterator[bool]:
+        """Hold the writers' lock; yields False (holding nothing) when ``blocking=False`` and it is taken."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with open(self.lock_path, "a+") as handle:
+            try:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_EX | (0 if blocking else fcntl.LOCK_NB))
+            except BlockingIOError:
+                yield False
+                return
+            try:
+                yield True
+            finally:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+    def _write(self, version: int, weights: Mapping[str, float], **extra: Any) -> None:
+        payload = {"version": int(version), "weights": {k: float(v) for k, v in weights.items()},
+                   "updated_at_utc": _utc_now(), **extra}
+        fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=self.path.parent)
+        try:
+            with os.fdopen(fd, "w") as handle:
+                json.dump(payload, handle, indent=2, allow_nan=False)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.chmod(tmp, 0o644)
+            os.replace(tmp, self.path)
+        finally:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+
+    def reset(self, weights: Mapping[str, float]) -> None:
+        """Start over: version 0 with ``weights`` (under the lock)."""
+        with self.locked():
+            self._write(0, _finite_weights(weights, "weights"))
+
+    def read(self) -> tuple[int, dict[str, float]]:
+        """``(version, weights)`` as stored now."""
+        try:
+            payload = json.loads(self.path.read_text())
+        except FileNotFoundError:
+            raise FileNotFoundError(f"no reward weights at {self.path}") from None
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{self.path} is not valid JSON: {exc}") from None
+        if not isinstance(payload, dict) or not isinstance(payload.get("weights"), dict) \
+                or not isinstance(payload.get("version"), int):
+            raise ValueError(f"{self.path} is not a reward-weights file (needs 'version' and 'weights')")
+        return payload["version"], _finite_weights(payload["weights"], "stored weights")
+
+    def _stat_key(self) -> tuple[int, int, int] | None:
+        try:
+            st = os.stat(self.path)
+        except FileNotFoundError:
+            return None
+        return st.st_ino, st.st_mtime_ns, st.st_size
+
+    def poll(self) -> tuple[int, dict[str, float]] | None:
+        """``(version, weights)`` when the file changed since the last poll (or on the first), else None."""
+        key = self._stat_key()
+        if key is None or key == self._seen:
+            return None
+        self._seen = key
+        return self.read()
+
+    def update(self, change: Callable[[int, dict[str, float]], Mapping[str, float] | None], *,
+               blocking: bool = True) -> tuple[int, dict[str, float]] | None:
+        """Read, ``change(version, weights)`` and write ``version + 1`` — all under the lock.
+
+        ``change`` returning None writes nothing. Returns the new ``(version,
+        weights)``, or None when nothing was written (no change, or the lock
+        was taken and ``blocking=False``).
+        """
+        with self.locked(blocking) as held:
+            if not held:
+                return None
+            version, weights = self.read()
+            new = change(version, dict(weights))
+            if new is None:
+                return None
+            new = _finite_weights(new, "new weights")
+            self._write(version + 1, new)
+            return version + 1, new
+
+
+# -- the statistics (Eq. 16) ------------------------------------------------------------------------------
+@dataclass
+class _Moments:
+    n: int = 0
+    total: float = 0.0
+    squares: float = 0.0
+
+    def add(self, value: float) -> None:
+        if math.isfinite(value):
+            self.n += 1
+            self.total += value
+            self.squares += value * value
+
+    @property
+    def mean(self) -> float | None:
+        return self.total / self.n if self.n else None
+
+    @property
+    def std(self) -> float | None:
+        if not self.n:
+            return None
+        m = self.total / self.n
+        return math.sqrt(max(self.squares / self.n - m * m, 0.0))
+
+
+@dataclass
+class StatsWindow:
+    """Eq. 16: what the training worlds did since the last update.
+
+    :meth:`summary` gives ``env_steps``; ``forward_speed_mps`` (mean CoM
+    velocity along +x) and ``target_speed_mps`` (the task's, if it has one);
+    ``torso_pitch_rad`` (mean chest pitch: positive leaning back, negative
+    forward, i.e. hunched) and its standard deviation; posture stability as
+    ``root_tilt_rad`` (mean root tilt from vertical, Eq. 18) and its standard
+    deviation; tracking quality as ``joint_tracking_rmse_rad`` (RMS of the
+    task's ``delta_q`` block, when it has one); ``mean_activation``;
+    ``episodes_ended``, ``mean_episode_steps`` and ``terminations`` (episodes
+    ended per cause); ``reward_terms`` (each unweighted term's mean).
+    """
+
+    target_speed_mps: float | None = None
+    steps: int = 0
+    speed: _Moments = field(default_factory=_Moments)
+    pitch: _Moments = field(default_factory=_Moments)
+    tilt: _Moments = field(default_factory=_Moments)
+    tracking_ms: _Moments = field(default_factory=_Moments)
+    activation: _Moments = field(default_factory=_Moments)
+    lengths: _Moments = field(default_factory=_Moments)
+    terminations: dict[str, int] = field(default_factory=dict)
+    terms: dict[str, _Moments] = field(default_factory=dict)
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def record(self, env: "MSKEnv", obs: np.ndarray, info: Mapping[str, Any]) -> None:
+        """Add one step of ``env`` (its observation and ``info`` after the step)."""
+        from mskbench.envs.cpu_env import PHYSICS_UNSTABLE
+
+        reason = info.get("termination")
+        with self.lock:
+            self.steps += 1
+            if reason is not None:
+                self.terminations[reason] = self.terminations.get(reason, 0) + 1
+                self.lengths.add(float(info.get("step", 0)))
+            if reason == PHYSICS_UNSTABLE:  # the step carries no physical state
+                return
+            layout = env.obs_layout
+            if "com_vel" in layout:
+                self.speed.add(float(obs[layout["com_vel"]][0]))
+            if "task/delta_q" in layout:
+                dq = np.asarray(obs[layout["task/delta_q"]], np.float64)
+                self.tracking_ms.add(float(np.mean(dq * dq)))
+            view = env.sim.view()
+            if "chest" in env.handles.bodies:
+                self.pitch.add(float(view.chest_pitch))
+            if env.handles.free_root:
+                self.tilt.add(float(view.tilt))
+            self.activation.add(float(np.mean(info["activation"])))
+            for key, value in info.get("reward_terms", {}).items():
+                self.terms.setdefault(key, _Moments()).add(float(value))
+
+    def clear(self) -> None:
+        with self.lock:
+            target = self.target_speed_mps
+            fresh = StatsWindow(target)
+            for name in ("steps", "speed", "pitch", "tilt", "tracking_ms", "activation", "lengths",
+                         "terminations", "terms"):
+                setattr(self, name, getattr(fresh, name))
+
+    def summary(self) -> dict[str, Any]:
+        """The aggregate as JSON-ready numbers (``None`` where nothing was seen)."""
+        with self.lock:
+            ms = self.tracking_ms.mean
+            return {
+                "env_steps": self.steps,
+                "forward_speed_mps": self.speed.mean,
+                "target_speed_mps": self.target_speed_mps,
+                "torso_pitch_rad": self.pitch.mean,
+                "torso_pitch_std_rad": self.pitch.std,
+                "root_tilt_rad": self.tilt.mean,
+                "root_tilt_std_rad": self.tilt.std,
+                "joint_tracking_rmse_rad": None if ms is None else math.sqrt(ms),
+                "mean_activation": self.activation.mean,
+                "episodes_ended": int(sum(self.terminations.values())),
+                "mean_episode_steps": self.lengths.mean,
+                "terminations": dict(sorted(self.terminations.items())),
+                "reward_terms": {k: m.mean for k, m in self.terms.items()},
+            }
+
+
+# -- reasoners -------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Proposal:
+    """A reasoner's answer: the weights it wants (every key of the current ones) and why."""
+
+    weights: dict[str, float]
+    reason: str = ""
+
+
+class Reasoner(Protocol):
+    """Anything that proposes reward weights from the current ones and the statistics (Eq. 17)."""
+
+    @property
+    def name(self) -> str: ...
+
+    def propose(self, weights: Mapping[str, float], stats: Mapping[str, Any]) -> Proposal: ...
+
+
+@dataclass(frozen=True)
+class RuleReasoner:
+    """Deterministic rules after App. A-E's examples; offline, no dependencies.
+
+    Each rule that fires raises the named weights' magnitudes by ``step``
+    (20 %, the bound); rules whose weights the task lacks are skipped. With
+    ``‖w‖₁`` fixed, the projection then takes the mass from the other weights.
+
+    * forward speed below ``speed_fraction`` (80 %) of the target → ``velocity_tracking``;
+    * torso pitched forward beyond ``hunch_pitch_rad`` (−0.1 rad; the
+      ``no_hunch`` term's own offset) → ``upright`` and ``no_hunch``;
+    * posture unstable — at least ``fall_fraction`` (half) of the ended
+      episodes ended by a fall condition, or a mean root tilt above
+      ``tilt_rad`` (0.3 rad) → ``upright``;
+    * joint tracking RMSE above ``tracking_rad`` (0.3 rad) → ``kinematic_imitation``.
+
+    No rule firing proposes the current weights ("no deficiency").
+    """
+
+    step: float = 0.2
+    speed_fraction: float = 0.8
+    hunch_pitch_rad: float = -0.1
+    fall_fraction: float = 0.5
+    tilt_rad: float = 0.3
+    tracking_rad: float = 0.3
+    name: str = "rule"
+
+    def propose(self, weights: Mapping[str, float], stats: Mapping[str, Any]) -> Proposal:
+        raise_keys: list[str] = []
+        reasons: list[str] = []
+
+        def want(keys: tuple[str, ...], why: str) -> None:
+            present = [k for k in keys if k in weights and weights[k] != 0.0]
+            if present:
+                raise_keys.extend(k for k in present if k not in raise_keys)
+                reasons.append(f"{why} -> raise {', '.join(present)}")
+
+        speed, target = stats.get("forward_speed_mps"), stats.get("target_speed_mps")
+        if speed is not None and target:
+            if speed < self.speed_fraction * target:
+                want(("velocity_tracking",), f"forward speed {speed:.2f} m/s below {self.speed_fraction:.0%} "
+                                             f"of the target {target:.2f} m/s")
+        pitch = stats.get("torso_pitch_rad")
+        if pitch is not None and pitch < self.hunch_pitch_rad:
+            want(("upright", "no_hunch"), f"torso pitched forward ({pitch:.2f} rad < {self.hunch_pitch_rad:g} rad)")
+        ended = int(stats.get("episodes_ended") or 0)
+        falls = sum(n for k, n in (stats.get("terminations") or {}).items() if k not in NOT_FALLS)
+        tilt = stats.get("root_tilt_rad")
+        if (ended and falls / ended >= self.fall_fraction) or (tilt is not None and tilt > self.tilt_rad):
+            what = f"{falls} of {ended} episodes ended by a fall" if ended else f"mean tilt {tilt:.2f} rad"
+            want(("upright",), f"posture unstable ({what})")
+        tracking = stats.get("joint_tracking_rmse_rad")
+        if tracking is not None and tracking > self.tracking_rad:
+            want(("kinematic_imitation",), f"joint tracking RMSE {tracking:.2f} rad > {self.tracking_rad:g} rad")
+        new = {k: float(v) * (1.0 + self.step) if k in raise_keys else float(v) for k, v in weights.items()}
+        return Proposal(new, "; ".join(reasons) if reasons else "no deficiency found: weights kept")
+
+
+#: The system message of :class:`HTTPReasoner` (``{l1}`` and ``{limit}`` are filled in).
+SYSTEM_PROMPT = (
+    "You tune the reward weights of a reinforcement-learning agent that controls a muscle-driven human "
+    "body. The reward is the weighted sum of named terms. Reply with one JSON object and nothing else: "
+    '{{"weights": {{<every key of the current weights>: <number>}}, "reason": "<one sentence>"}}. '
+    "Keep each weight's sign, change each nonzero weight by at most {limit:.0%}, keep zero weights at zero; "
+    "the weights are then rescaled to a total absolute value of {l1}."
+)
+#: The user message of :class:`HTTPReasoner` (``{task}``, ``{weights}``, ``{steps}``, ``{stats}``).
+USER_PROMPT = (
+    "Task: {task}.\n"
+    "Current reward weights: {weights}\n"
+    "Statistics over the last {steps} environment steps (speeds in m/s, angles in rad; torso_pitch_rad is "
+    "positive when leaning back and negative when hunched forward; root_tilt_rad is the angle from vertical; "
+    "terminations counts ended episodes per cause; reward_terms are the unweighted terms' means): {stats}\n"
+    "Raise the weights of the deficient aspects (for example velocity_tracking when the forward speed is "
+    "below the target, upright and no_hunch when the torso pitches forward) and return the new weights."
+)
+_FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
+
+
+def parse_reply(content: str, keys) -> Proposal:
+    """The :class:`Proposal` in a model's reply text.
+
+    The reply's first JSON object (inside a ```json fence if there is one) is
+    either ``{"weights": {...}, "reason": "..."}`` or the weights themselves.
+    The weights must name exactly ``keys``, each a finite number (not a
+    boolean). Raises ``ValueError`` saying what is wrong.
+    """
+    if not isinstance(content, str):
+        raise ValueError(f"the reply must be text, got {type(content).__name__}")
+    fenced = _FENCE.search(content)
+    text = fenced.group(1) if fenced else content
+    start = text.find("{")
+    if start < 0:
+        raise ValueError("the reply holds no JSON object")
+    try:
+        obj, _ = json.JSONDecoder().raw_decode(text[start:])
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"the reply's JSON object does not parse: {exc}") from None
+    if not isinstance(obj, dict):
+        raise ValueError("the reply's JSON is not an object")
+    weights = obj["weights"] if isinstance(obj.get("weights"), dict) else obj
+    reason = obj.get("reason", "") if weights is not obj else ""
+    keys = list(keys)
+    missing, extra = sorted(set(keys) - set(weights)), sorted(set(weights) - set(keys))
+    if missing or extra:
+        raise ValueError(f"the reply's weights must name exactly {', '.join(keys)} "
+                         f"(missing: {', '.join(missing) or '-'}; unknown: {', '.join(extra) or '-'})")
+    return Proposal(_finite_weights({k: weights[k] for k in keys}, "the reply's weights"), str(reason))
+
+
+class HTTPReasoner:
+    """An OpenAI-compatible chat-completions API as a reasoner (standard library only).
+
+    ``url`` (``MSKBENCH_LLM_URL``) is the endpoint — ``.../chat/completions``
+    is appended unless the URL already ends with it (so
+    ``https://api.openai.com/v1`` works) —; ``model`` (``MSKBENCH_LLM_MODEL``)
+    is required; ``key`` (``MSKBENCH_LLM_KEY``, optional for local servers) is
+    sent as ``Authorization: Bearer``. One request per update: a system message
+    (:data:`SYSTEM_PROMPT`) and a user message (:data:`USER_PROMPT`) with the
+    current weights and the statistics as JSON; the reply's
+    ``choices[0].message.content`` is parsed by :func:`parse_reply`.
+    """
+
+    name = "http"
+
+    def __init__(self, url: str | None = None, model: str | None = None, key: str | None = None, *,
+                 task: str = "", timeout_s: float = 30.0, temperature: float = 0.2,
+                 l1_norm: float | None = L1_NORM, relative_limit: float = RELATIVE_LIMIT):
+        url = url if url is not None else os.environ.get(ENV_URL, "")
+        model = model if model is not None else os.environ.get(ENV_MODEL, "")
+        if not url or not model:
+            raise ValueError(f"the http reasoner needs an endpoint and a model: set {ENV_URL} "
+                             f"(e.g. https://api.openai.com/v1) and {ENV_MODEL} (and {ENV_KEY} if the API wants a key)")
+        if not url.startswith(("http://", "https://")):
+            raise ValueError(f"{ENV_URL} must be an http:// or https:// URL, got {url!r}")
+        self.url = url if url.rstrip("/").endswith("/chat/completions") else url.rstrip("/") + "/chat/completions"
+        self.model = model
+        self.key = key if key is not None else os.environ.get(ENV_KEY) or None
+        self.task = task
+        self.timeout_s = float(timeout_s)
+        self.temperature = float(temperature)
+        self.l1_norm = l1_norm
+        self.relative_limit = relative_limit
+
+    def messages(self, weights: Mapping[str, float], stats: Mapping[str, Any]) -> list[dict[str, str]]:
+        """The request's messages (the documented template, filled in)."""
+        system = SYSTEM_PROMPT.format(limit=self.relative_limit,
+                                      l1="unchanged (no normalisation)" if self.l1_norm is None else self.l1_norm)
+        user = USER_PROMPT.format(task=self.task or "unknown", weights=json.dumps(dict(weights)),
+                                  steps=stats.get("env_steps", "?"), stats=json.dumps(dict(stats)))
+        return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+
+    def propose(self, weights: Mapping[str, float], stats: Mapping[str, Any]) -> Proposal:
+        body = json.dumps({"model": self.model, "messages": self.messages(weights, stats),
+                           "temperature": self.temperature}).encode()
+        headers = {"Content-Type": "application/json"}
+        if self.key:
+            headers["Authorization"] = f"Bearer {self.key}"
+        request = urllib.request.Request(self.url, data=body, headers=headers, method="POST")
+        try:
+            with urllib.request.urlopen(request, timeout=self.timeout_s) as response:
+                payload = json.loads(response.read().decode("utf-8"))
+        except urllib.error.HTTPError as exc:
+            raise RuntimeError(f"{self.url} answered HTTP {exc.code}: {exc.reason}") from None
+        except urllib.error.URLError as exc:
+            raise RuntimeError(f"cannot reach {self.url}: {exc.reason}") from None
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{self.url} did not answer JSON: {exc}") from None
+        try:
+            content = payload["choices"][0]["message"]["content"]
+        except (KeyError, IndexError, TypeError):
+            raise ValueError("the answer has no choices[0].message.content") from None
+        return parse_reply(content, weights)
+
+
+def make_reasoner(name: str, **kwargs: Any) -> Reasoner:
+    """A reasoner by name (:data:`REASONERS`)."""
+    if name == "rule":
+        return RuleReasoner()
+    if name == "http":
+        return HTTPReasoner(**kwargs)
+    raise ValueError(f"unknown reasoner {name!r}; valid: {', '.join(map(repr, REASONERS))}")
+
+
+def call_with_timeout(fn: Callable[..., Any], args: tuple, timeout_s: float) -> Any:
+    """``fn(*args)`` in a daemon thread; its result, its exception, or ``TimeoutError`` after ``timeout_s``
+    (the thread is then abandoned, its result ignored)."""
+    box: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            box["value"] = fn(*args)
+        except Exception as exc:  # noqa: BLE001 - handed to the caller as is
+            box["error"] = exc
+
+    thread = threading.Thread(target=run, name="mskbench-reasoner", daemon=True)
+    thread.start()
+    thread.join(timeout_s)
+    if thread.is_alive():
+        raise TimeoutError(f"no answer within {timeout_s:g} s")
+    if "error" in box:
+        raise box["error"]
+    if "value" not in box:
+        raise RuntimeError("the reasoner's thread ended without an answer")
+    return box["value"]
+
+
+# -- the environment side ---------------------------------------------------------------------------------
+class RewardWeightWrapper:
+    """One training world whose reward uses the shared weights: ``Σ w_k · info["reward_terms"][k]``
+    with the latest weights of ``store`` (reloaded before every step and reset when the file changed);
+    each step is also recorded in ``window``. ``info["reward_weights_version"]`` says which weights."""
+
+    def __init__(self, env: "MSKEnv", store: WeightStore, window: StatsWindow | None = None):
+        self.env = env
+        self.store = WeightStore(store.path)  # its own change detection
+        self.window = window
+        self.keys = list(env.reward_weights)
+        self.version = -1
+        self.weights: dict[str, float] = dict(env.reward_weights)
+        self._vec = np.array([self.weights[k] for k in self.keys])
+        self.sync()
+
+    @property
+    def unwrapped(self) -> "MSKEnv":
+        return self.env
+
+    @property
+    def handles(self):
+        return self.env.handles
+
+    def sync(self) -> None:
+        """Reload the weights if the shared file changed."""
+        latest = self.store.poll()
+        if latest is None or latest[0] == self.version:
+            return
+        version, weights = latest
+        missing = [k for k in self.keys if k not in weights]
+        if missing:
+            raise ValueError(f"{self.store.path} lacks the reward weight(s) {', '.join(missing)}")
+        self.version, self.weights = version, {k: weights[k] for k in self.keys}
+        self._vec = np.array([self.weights[k] for k in self.keys])
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        self.sync()
+        return self.env.reset(seed=seed, options=options)
+
+    def step(self, action):
+        self.sync()
+        obs, _, terminated, truncated, info = self.env.step(action)
+        terms = info["reward_terms"]
+        reward = float(np.dot(self._vec, [terms[k] for k in self.keys]))
+        info["reward_weights_version"] = self.version
+        if self.window is not None:
+            self.window.record(self.env, obs, info)
+        return obs, reward, terminated, truncated, info
+
+    def close(self) -> None:
+        self.env.close()
+
+
+class AgenticVectorEnv:
+    """The CPU vector env with every world behind a :class:`RewardWeightWrapper`; each step counts
+    ``num_envs`` environment steps towards the tuner's next update (a
+    :class:`~mskbench.envs.protocols.VectorEnv`, like the env it wraps)."""
+
+    def __init__(self, env: "MSKVectorEnv", tuner: "AgenticTuner"):
+        if tuner.store is None:
+            raise RuntimeError("the tuner has no weights file yet")
+        self.inner = env
+        self.tuner = tuner
+        self.envs = [RewardWeightWrapper(e, tuner.store, tuner.window) for e in env.envs]
+        self.num_envs = env.num_envs
+        self.obs_layout = dict(env.obs_layout)
+        self.obs_size = env.obs_size
+        self.action_size = env.action_size
+        self._returns = np.zeros(self.num_envs)
+
+    def reset(self, seed: int | None = None) -> np.ndarray:
+        self._returns[:] = 0.0
+        return np.stack([w.reset(seed=None if seed is None else seed + i)[0] for i, w in enumerate(self.envs)])
+
+    def step(self, actions: np.ndarray):
+        from mskbench.envs.vector import checked_actions, step_each
+
+        actions = checked_actions(actions, self.num_envs, self.action_size)
+
+        def step_one(i):
+            o, r, term, trunc, _ = self.envs[i].step(actions[i])
+            return o, r, term, trunc
+
+        out = step_each(self._returns, self.obs_size, step_one, lambda i: self.envs[i].reset()[0])
+        self.tuner.advance(self.num_envs)
+        return out
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+# -- the tuner --------------------------------------------------------------------------------------------
+def _check_proposal(proposal: Any, current: Mapping[str, float]) -> Proposal:
+    """A reasoner's answer as a :class:`Proposal` naming exactly the current keys, or ``ValueError``."""
+    if not isinstance(proposal, Proposal):
+        raise ValueError(f"the reasoner returned {type(proposal).__name__}, not a Proposal")
+    if not isinstance(proposal.weights, Mapping):
+        raise ValueError(f"the proposal's weights are a {type(proposal.weights).__name__}, not a mapping")
+    missing = sorted(set(current) - set(proposal.weights))
+    extra = sorted(set(proposal.weights) - set(current))
+    if missing or extra:
+        raise ValueError(f"the proposal must name exactly {', '.join(current)} "
+                         f"(missing: {', '.join(missing) or '-'}; unknown: {', '.join(map(str, extra)) or '-'})")
+    return Proposal(_finite_weights(proposal.weights, "proposed"), str(proposal.reason))
+
+
+class AgenticTuner:
+    """Agentic reward tuning for one training run (an ``env_wrapper`` of :func:`mskbench.training.train`).
+
+    Parameters
+    ----------
+    reasoner:
+        ``"rule"``, ``"http"`` or any :class:`Reasoner`.
+    every_steps:
+        Environment steps (all worlds together) between updates (default 20,000).
+    l1_norm:
+        ‖w‖₁ of the weights (default 40; ``None``: the original unnormalised updates).
+    relative_limit:
+        Largest relative change of a nonzero weight per update (default 0.2).
+    timeout_s:
+        Seconds the reasoner may take (default 60); past it the update is abandoned.
+
+    Calling the tuner with ``(env, out_dir, resume)`` — :func:`~mskbench.training.train`
+    does — writes ``reward_weights.json`` (the task's weights scaled to
+    ``l1_norm``, version 0; kept on resume) and starts ``agentic_updates.jsonl``
+    in ``out_dir`` (a temporary directory when it is None) and returns the
+    wrapped env. Every update appends one JSON line: ``update``,
+    ``env_steps``, ``status`` (``initial``, ``applied``, ``unchanged``,
+    ``error``, ``timeout``, ``invalid`` or ``skipped`` — the lock was held by
+    another updater), ``reason`` (the reasoner's, or the failure),
+    ``stats``, ``previous``, ``proposed`` and ``weights`` (in force after
+    it), ``version`` and ``elapsed_s``.
+    """
+
+    def __init__(self, reasoner: "Reasoner | str" = "rule", *, every_steps: int = DEFAULT_EVERY_STEPS,
+                 l1_norm: float | None = L1_NORM, relative_limit: float = RELATIVE_LIMIT,
+                 timeout_s: float = DEFAULT_TIMEOUT_S):
+        if isinstance(every_steps, bool) or not isinstance(every_steps, int) or every_steps < 1:
+            raise ValueError(f"every_steps must be a positive integer, got {every_steps!r}")
+        if not (timeout_s > 0 and math.isfinite(timeout_s)):
+            raise ValueError(f"timeout_s must be positive and finite, got {timeout_s!r}")
+        if not 0.0 <= relative_limit < 1.0:
+            raise ValueError(f"relative_limit must lie in [0, 1), got {relative_limit!r}")
+        if l1_norm is not None and not (l1_norm > 0 and math.isfinite(l1_norm)):
+            raise ValueError(f"l1_norm must be positive and finite (or None), got {l1_norm!r}")
+        self._reasoner_spec = reasoner
+        self.reasoner: Reasoner | None = None if isinstance(reasoner, str) else reasoner
+        if isinstance(reasoner, str) and reasoner not in REASONERS:
+            raise ValueError(f"unknown reasoner {reasoner!r}; valid: {', '.join(map(repr, REASONERS))}")
+        if reasoner == "http":  # fail before training starts when the endpoint is not configured
+            self.reasoner = make_reasoner("http", timeout_s=timeout_s, l1_norm=l1_norm, relative_limit=relative_limit)
+        self.every_steps = every_steps
+        self.l1_norm = l1_norm
+        self.relative_limit = relative_limit
+        self.timeout_s = float(timeout_s)
+        self.store: WeightStore | None = None
+        self.window = StatsWindow()
+        self.run_dir: Path | None = None
+        self.env_steps = 0
+        self.updates = 0
+        self._next = every_steps
+        self.initial_weights: dict[str, float] = {}
+
+    @property
+    def reasoner_name(self) -> str:
+        return self._reasoner_spec if isinstance(self._reasoner_spec, str) \
+            else getattr(self._reasoner_spec, "name", type(self._reasoner_spec).__name__)
+
+    @property
+    def settings(self) -> dict[str, Any]:
+        """What ``run.json`` records (a resumed run must have the same)."""
+        return {"paradigm": "agentic", "reasoner": self.reasoner_name, "every_steps": self.every_steps,
+                "l1_norm": self.l1_norm, "relative_limit": self.relative_limit}
+
+    @property
+    def log_path(self) -> Path | None:
+        return None if self.run_dir is None else self.run_dir / LOG_FILE
+
+    def __call__(self, env: Any, out_dir: Path | None, resume: bool = False) -> AgenticVectorEnv:
+        from mskbench.envs.vector import MSKVectorEnv
+
+        if not isinstance(env, MSKVectorEnv):
+            raise ValueError(f"agentic reward tuning runs on the CPU training env (backend='cpu'), "
+                             f"not on a {type(env).__name__}")
+        first = env.envs[0]
+        if self.reasoner is None:
+            self.reasoner = make_reasoner(self.reasoner_name)
+        if isinstance(self.reasoner, HTTPReasoner) and not self.reasoner.task:
+            self.reasoner.task = first.task.name
+        self.run_dir = Path(out_dir) if out_dir is not None else Path(tempfile.mkdtemp(prefix="mskbench-agentic-"))
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        self.store = WeightStore(self.run_dir / WEIGHTS_FILE)
+        self.window = StatsWindow(getattr(first.task, "target_speed_mps", None))
+        self.initial_weights = normalize_l1(first.reward_weights, self.l1_norm)
+        log = self.run_dir / LOG_FILE
+        if resume and self.store.exists():
+            _, stored = self.store.read()
+            if set(stored) != set(first.reward_weights):
+                raise ValueError(f"{self.store.path} holds the weights {', '.join(stored)}, not "
+                                 f"{', '.join(first.reward_weights)}; resume the run it belongs to")
+            rows = _read_jsonl(log)
+            self.updates = max((r.get("update", 0) for r in rows), default=0)
+            self.env_steps = _resumed_steps(self.run_dir, rows)
+        else:
+            self.store.reset(self.initial_weights)
+            log.write_text("")
+            self.updates, self.env_steps = 0, 0
+            note = (f"the task's weights scaled to ‖w‖₁ = {self.l1_norm:g}" if self.l1_norm is not None
+                    else "the task's weights")
+            self._log({"update": 0, "env_steps": 0, "time_utc": _utc_now(), "reasoner": self.reasoner_name,
+                       "status": "initial", "reason": note, "weights": self.initial_weights, "version": 0,
+                       "l1_norm": self.l1_norm, "relative_limit": self.relative_limit})
+        self._next = (self.env_steps // self.every_steps + 1) * self.every_steps
+        return AgenticVectorEnv(env, self)
+
+    def _log(self, row: Mapping[str, Any]) -> None:
+        assert self.run_dir is not None
+        with open(self.run_dir / LOG_FILE, "a") as handle:
+            handle.write(json.dumps(row, allow_nan=False, default=float) + "\n")
+
+    def advance(self, steps: int) -> None:
+        """Count ``steps`` environment steps; update when a multiple of ``every_steps`` is passed."""
+        self.env_steps += int(steps)
+        if self.env_steps >= self._next:
+            self._next = (self.env_steps // self.every_steps + 1) * self.every_steps
+            self.update()
+
+    def update(self) -> dict[str, Any]:
+        """One update now (Eqs. 16-17 and the bounds); returns its log row. Never raises for a reasoner's
+        failure: the weights stay as they are and the row says why."""
+        if self.store is None or self.reasoner is None:
+            raise RuntimeError("the tuner is not attached to a training env yet (call it with the env first)")
+        reasoner = self.reasoner
+        stats = self.window.summary()
+        self.window.clear()
+        self.updates += 1
+        row: dict[str, Any] = {"update": self.updates, "env_steps": self.env_steps, "time_utc": _utc_now(),
+                               "reasoner": self.reasoner_name, "stats": stats}
+        started = time.perf_counter()
+
+        def change(version: int, current: dict[str, float]) -> dict[str, float] | None:
+            row["previous"] = current
+            try:
+                raw = call_with_timeout(reasoner.propose, (dict(current), stats), self.timeout_s)
+            except TimeoutError as exc:
+                row.update(status="timeout", reason=f"reasoner timed out: {exc}; weights kept")
+                return None
+            except Exception as exc:  # noqa: BLE001 - any failure of a reasoner leaves training as it is
+                row.update(status="error", reason=f"reasoner failed ({type(exc).__name__}: {exc}); weights kept")
+                return None
+            try:
+                proposal = _check_proposal(raw, current)
+                applied = bound_weights(current, proposal.weights, relative_limit=self.relative_limit,
+                                        l1_norm=self.l1_norm)
+            except ValueError as exc:
+                row.update(status="invalid", reason=f"unusable proposal ({exc}); weights kept")
+                return None
+            row["proposed"] = proposal.weights
+            row["reason"] = proposal.reason
+            if all(applied[k] == current[k] for k in current):
+                row["status"] = "unchanged"
+                return None
+            row["status"] = "applied"
+            return applied
+
+        self.store.update(change, blocking=False)
+        if "status" not in row:
+            row.update(status="skipped", reason="another updater holds the weights lock; weights kept")
+        version, weights = self.store.read()
+        row.update(weights=weights, version=version, elapsed_s=round(time.perf_counter() - started, 4))
+        self._log(row)
+        return row
+
+    def log(self) -> list[dict[str, Any]]:
+        """The rows of ``agentic_updates.jsonl`` so far."""
+        return _read_jsonl(self.log_path) if self.log_path is not None else []
+
+    def summary(self) -> dict[str, Any]:
+        """Counts of the updates by status, the initial and current weights, the files."""
+        rows = self.log()
+        counts: dict[str, int] = {}
+        for r in rows:
+            if r.get("status") != "initial":
+                counts[r["status"]] = counts.get(r["status"], 0) + 1
+        version, weights = self.store.read() if self.store is not None and self.store.exists() else (0, {})
+        return {**self.settings, "updates": counts, "version": version, "initial_weights": self.initial_weights,
+                "final_weights": weights, "env_steps": self.env_steps,
+                "log": None if self.log_path is None else str(self.log_path),
+                "weights_file": None if self.store is None else str(self.store.path)}
+
+
+def _read_jsonl(path: Path | None) -> list[dict[str, Any]]:
+    if path is None or not path.is_file():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def _resumed_steps(run_dir: Path, rows: list[dict[str, Any]]) -> int:
+    """Environment steps a resumed run starts from: the training log's last row (the checkpoint's), else
+    the last update's."""
+    train_rows = _read_jsonl(run_dir / "eval_log.jsonl")
+    if train_rows and "steps" in train_rows[-1]:
+        return int(train_rows[-1]["steps"])
+    return max((int(r.get("env_steps", 0)) for r in rows), default=0)
+
+
+# -- Table III ------------------------------------------------------------------------------------------
+def table_iii(task: "str | Task", policy: Any, *, episodes: int = 10, seed: int = 10_000) -> dict[str, Any]:
+    """Table III's metrics of ``policy`` on ``task``: ``episodes`` deterministic episodes from the seeds
+    ``seed, seed + 1, ...`` (the training evaluation's), each until it ends.
+
+    * ``survival_steps``: mean episode length in control steps (capped by the horizon, 1,000 for Walk);
+    * ``tracking_rmse``: mean over episodes of the joint-angle tracking RMSE against the task's
+      reference (rad): ``sqrt(mean_t e_t²)`` with ``e_t`` the RMS of the ``delta_q`` observation block
+      (``None`` for a task without a reference);
+    * ``mean_activation``: mean muscle activation over steps and muscles, averaged over episodes.
+    """
+    from mskbench.envs.cpu_env import MSKEnv
+    from mskbench.tasks import Task as TaskClass
+
+    env = MSKEnv(copy.deepcopy(task) if isinstance(task, TaskClass) else task)
+    try:
+        return _table_iii(env, policy, episodes, seed)
+    finally:
+        env.close()
+
+
+def _table_iii(env: "MSKEnv", policy: Any, episodes: int, seed: int) -> dict[str, Any]:
+    from mskbench.envs.cpu_env import PHYSICS_UNSTABLE
+    from mskbench.metrics import tracking_rmse
+    from mskbench.policies import as_policy
+
+    if episodes < 1:
+        raise ValueError(f"episodes must be >= 1, got {episodes}")
+    full = as_policy(policy)
+    dq_block = env.obs_layout.get("task/delta_q")
+    rows = []
+    for i in range(episodes):
+        obs, _ = env.reset(seed=seed + i)
+        full.reset(seed + i)
+        errors, acts = [], []
+        while True:
+            obs, _, terminated, truncated, info = env.step(full.act(obs))
+            if info["termination"] != PHYSICS_UNSTABLE:
+                acts.append(float(np.mean(info["activation"])))
+                if dq_block is not None:
+                    errors.append(float(np.sqrt(np.mean(np.square(obs[dq_block], dtype=np.float64)))))
+            if terminated or truncated:
+                break
+        rows.append({"seed": seed + i, "steps": int(info["step"]), "termination": info["termination"],
+                     "tracking_rmse": tracking_rmse(errors) if errors else None,
+                     "mean_activation": float(np.mean(acts)) if acts else None})
+    tracked = [r["tracking_rmse"] for r in rows if r["tracking_rmse"] is not None]
+    activations = [r["mean_activation"] for r in rows if r["mean_activation"] is not None]
+    return {"task": env.task.name, "episodes": episodes, "seeds": [seed, seed + episodes - 1],
+            "survival_steps": float(np.mean([r["steps"] for r in rows])),
+            "tracking_rmse": float(np.mean(tracked)) if tracked else None,
+            "mean_activation": float(np.mean(activations)) if activations else None,
+            "per_episode": rows}
+
+
+def evaluate_run(run: "Run", tuner: AgenticTuner | None = None, *, episodes: int = 10,
+                 task: "str | Task | None" = None) -> dict[str, Any]:
+    """Table III of a finished run's checkpoint (``run.best_path``; on ``task``, default the run's task
+    with its recorded options) and, with ``tuner``, its update summary; written to
+    ``agentic_summary.json`` in the run directory."""
+    from mskbench.envs.cpu_env import MSKEnv
+    from mskbench.eval.protocol import load_policy
+    from mskbench.tasks import Task as TaskClass
+    from mskbench.tasks import make_task
+    from mskbench.training import EVAL_SEED
+
+    summary: dict[str, Any] = dict(tuner.summary()) if tuner is not None else {}
+    if run.best_path is None:
+        summary["table_iii"] = {"absent": "the run wrote no checkpoint (no run directory)"}
+    else:
+        if task is None:
+            task = make_task(run.task, **run.settings.get("task_options", {}))
+        env = MSKEnv(copy.deepcopy(task) if isinstance(task, TaskClass) else task)
+        try:
+            policy = load_policy(str(run.best_path), env, 0)
+            summary["table_iii"] = {"checkpoint": str(run.best_path), **_table_iii(env, policy, episodes, EVAL_SEED)}
+        finally:
+            env.close()
+    if run.out_dir is not None:
+        tmp = run.out_dir / (SUMMARY_FILE + ".tmp")
+        tmp.write_text(json.dumps(summary, indent=2, allow_nan=False, default=float))
+        os.replace(tmp, run.out_dir / SUMMARY_FILE)
+    return summary
+
+
+@dataclass
+class AgenticRun:
+    """A training run with agentic reward tuning: the :class:`~mskbench.training.Run` and the summary
+    (update counts, weights, Table III)."""
+
+    run: "Run"
+    summary: dict[str, Any]
+
+
+def train_agentic(task: "str | Task", reasoner: "Reasoner | str" = "rule", *,
+                  every_steps: int = DEFAULT_EVERY_STEPS, l1_norm: float | None = L1_NORM,
+                  relative_limit: float = RELATIVE_LIMIT, timeout_s: float = DEFAULT_TIMEOUT_S,
+                  table_iii_episodes: int | None = None, **train_kwargs: Any) -> AgenticRun:
+    """:func:`mskbench.training.train` with agentic reward tuning, then Table III of its checkpoint.
+
+    ``train_kwargs`` go to ``train`` (``algo`` — the paper uses ``"deprl"`` —,
+    ``out``, ``steps``, ``seed``, hyper-parameters, ...); the backend must be
+    ``cpu``. ``table_iii_episodes`` defaults to the run's ``eval_episodes``.
+    """
+    from mskbench.training import train
+
+    tuner = AgenticTuner(reasoner, every_steps=every_steps, l1_norm=l1_norm, relative_limit=relative_limit,
+                         timeout_s=timeout_s)
+    run = train(task, env_wrapper=tuner, **train_kwargs)
+    episodes = table_iii_episodes or int(run.settings.get("eval_episodes", 10))
+    return AgenticRun(run, evaluate_run(run, tuner, episodes=episodes, task=task))
