@@ -4,8 +4,9 @@
     mskbench run TASK|all --policy zero|passive|random --episodes N --seed S
     mskbench eval --task T|all --policy P --episodes 50 --store results.db
     mskbench sweep --task T|all --policy P --episodes 50 --workers 2
-    mskbench leaderboard [--store results.db] [--from published.csv] [--json]
-    mskbench train TASK --out runs/ppo-stand [--steps N --num-envs 8]
+    mskbench leaderboard [--store results.db] [--from results.csv] [--published] [--success paper|table-xii] [--json]
+    mskbench train TASK --out runs/ppo-stand [--steps N --num-envs 8] [--agentic rule|http]
+    mskbench direct start|act|report ...   (direct external control, App. A-F)
     mskbench render TASK --policy random --out video.mp4
 
 Episode ``i`` of a run is reset with seed ``S + i``, so any single episode can
@@ -45,17 +46,21 @@ def _policy_choice():
 
 
 class _Main(click.Group):
-    """Loads the ``mouse`` command group on first use, so starting the CLI imports no simulator
+    """Loads the ``mouse`` and ``direct`` command groups on first use, so starting the CLI imports no simulator
     (``render`` must set ``MUJOCO_GL`` before MuJoCo is imported)."""
 
     def list_commands(self, ctx):
-        return sorted([*super().list_commands(ctx), "mouse"])
+        return sorted([*super().list_commands(ctx), "mouse", "direct"])
 
     def get_command(self, ctx, name):
         if name == "mouse":
             from mskbench.mouse.cli import mouse
 
             return mouse
+        if name == "direct":
+            from mskbench.paradigms.cli import direct
+
+            return direct
         return super().get_command(ctx, name)
 
 
@@ -422,17 +427,49 @@ def sweep_cmd(task, family, policy_spec, method, episodes, seed, workers, execut
               help=f"Results store to read (default: $MSKBENCH_STORE or {DEFAULT_STORE} when it exists).")
 @click.option("--from", "csv_paths", type=click.Path(exists=True, dir_okay=False), multiple=True,
               help="CSV with columns task,method,perturbation,scale,success_rate (repeatable).")
+@click.option("--published", is_flag=True,
+              help="Show the paper's Table II (shipped with mskbench); with --store/--from, beside the local "
+                   "results as 'METHOD (paper)' columns.")
+@click.option("--success", "success_label", type=click.Choice(["paper", "table-xii"]), default="paper",
+              show_default=True,
+              help="Success label read from the store: the paper's rule (Table XII, or a task's native solved "
+                   "signal where it counts) or the Table XII criterion alone.")
 @click.option("--json", "as_json", is_flag=True, help="Print the leaderboard as JSON.")
-def leaderboard_cmd(store_path, csv_paths, as_json):
+def leaderboard_cmd(store_path, csv_paths, published, success_label, as_json):
     """Table II: success per family, coverage and robustness per method.
 
     Reads the results store and/or published numbers from CSV files, so both
-    can be compared side by side.
+    can be compared side by side. --published adds the paper's own Table II
+    as printed; alone it shows just that table.
     """
     from mskbench.eval.leaderboard import (compute_leaderboard, family_task_counts, format_leaderboard,
                                            read_results_csv)
     from mskbench.eval.store import StoreError
     from mskbench.eval.summary import rows_from_store
+
+    paper = {}
+    paper_rows = []
+    if published:
+        from dataclasses import replace
+
+        from mskbench.eval.published import published_rows, published_table2
+
+        try:
+            table2 = published_table2()
+            # the paper's per-task train-env rows (Tables XIII-XV), only for the "(n)" task counts of the labels
+            paper_rows = [replace(r, method=f"{r.method} (paper)") for r in published_rows()
+                          if r.perturbation == "none"]
+        except (OSError, ValueError) as exc:
+            raise click.ClickException(f"cannot read the published results shipped with mskbench: {exc}") from None
+        if store_path is None and not csv_paths:
+            if as_json:
+                click.echo(json.dumps(table2, indent=2))
+                return
+            table = format_leaderboard(table2)
+            table.title = "MSK-Bench paper, Table II (published)"
+            _print_table(table)
+            return
+        paper = {f"{m} (paper)": entry for m, entry in table2.items()}
 
     rows = []
     try:
@@ -447,7 +484,7 @@ def leaderboard_cmd(store_path, csv_paths, as_json):
             raise click.UsageError(f"results store {store_path} does not exist; run 'mskbench eval' or "
                                    "'mskbench sweep' first, or pass --from results.csv")
         try:
-            rows.extend(rows_from_store(store_path))
+            rows.extend(rows_from_store(store_path, success_label))
         except StoreError as exc:
             raise click.ClickException(str(exc)) from None
     if not rows:
@@ -456,10 +493,18 @@ def leaderboard_cmd(store_path, csv_paths, as_json):
         board = compute_leaderboard(rows)
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
+    clash = [m for m in board if m in paper]
+    if clash:
+        raise click.UsageError(f"local method name(s) {', '.join(map(repr, clash))} clash with the published "
+                               f"columns ({', '.join(paper)}); rename them to show both")
+    board = {**board, **paper}
     if as_json:
         click.echo(json.dumps(board, indent=2))
         return
-    _print_table(format_leaderboard(board, family_task_counts(rows)))
+    table = format_leaderboard(board, family_task_counts([*rows, *paper_rows]))
+    if paper:
+        table.title = "Full-suite leaderboard (Table II): local results beside the paper's"
+    _print_table(table)
 
 
 def _settings(pairs: tuple[str, ...]) -> dict:
@@ -518,8 +563,20 @@ def _settings(pairs: tuple[str, ...]) -> dict:
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True)
 @click.option("--resume", is_flag=True, help="Continue the run in --out.")
 @click.option("--time-limit", type=Duration(), default=None, help=TIME_LIMIT_HELP)
+@click.option("--agentic", type=click.Choice(["rule", "http"]), default=None,
+              help="Agentic reward tuning (App. A-E; the paper's learner is --algo deprl): every --agentic-every "
+                   "steps a reasoner rewrites the reward weights (each nonzero weight by at most 20% per update, "
+                   "||w||_1 = 40). rule: built-in rules, offline; http: an OpenAI-compatible chat API from "
+                   "MSKBENCH_LLM_URL, MSKBENCH_LLM_MODEL, MSKBENCH_LLM_KEY. Updates are logged to "
+                   "OUT/agentic_updates.jsonl; Table III (survival, tracking RMSE, activation) to "
+                   "OUT/agentic_summary.json. --backend cpu only.")
+@click.option("--agentic-every", type=click.IntRange(min=1), default=None,
+              help="Environment steps between reward-weight updates [default: 20000].")
+@click.option("--agentic-timeout", type=Duration(), default=None,
+              help="How long the reasoner may take per update before it is abandoned [default: 60s].")
 def train_cmd(task, algo, out_dir, steps, backend, impl, num_envs, rollout, hidden, minibatch, epochs, learning_rate,
-              extra, eval_every_steps, eval_episodes, eval_env, seed, resume, time_limit):
+              extra, eval_every_steps, eval_episodes, eval_env, seed, resume, time_limit, agentic, agentic_every,
+              agentic_timeout):
     """Train an algorithm on TASK with Table XVI's defaults: ppo (2x1024 MLPs, lr 3e-4, batch 256, 2048
     steps x 8 envs, 10 epochs), sac (SBX: 2x1024 actor, twin 2x1024 critics, lr 1e-4, 8 envs, one
     gradient step per vectorised step), deprl (DEP exploration on SAC, 3-step returns, 16 envs, 1e5
@@ -557,10 +614,33 @@ def train_cmd(task, algo, out_dir, steps, backend, impl, num_envs, rollout, hidd
 
         layers = len(resolve_config(algo, names[0], backend, {}).hidden)
         config.update({"hidden": (hidden,) * layers, ("value_hidden" if ppo else "critic_hidden"): (hidden,) * layers})
+    tuner = _agentic_tuner(agentic, agentic_every, agentic_timeout, backend)
     run = run_training(names[0], out_dir=out_dir, algo=algo, backend=backend, impl=impl, steps=steps, seed=seed,
                        resume=resume, time_limit_s=time_limit, eval_episodes=eval_episodes,
-                       eval_every_steps=eval_every_steps, eval_env=eval_env, **config)
+                       eval_every_steps=eval_every_steps, eval_env=eval_env, env_wrapper=tuner, **config)
     click.echo(f"trained {run.steps} steps{stop_note(run)}; checkpoints in {out_dir}")
+    if tuner is not None:
+        from mskbench.paradigms.cli import report_agentic
+
+        report_agentic(run, tuner)
+
+
+def _agentic_tuner(agentic, every, timeout, backend):
+    """The agentic reward tuner of ``train --agentic`` (None without it); option errors as usage errors."""
+    if agentic is None:
+        for name, value in (("--agentic-every", every), ("--agentic-timeout", timeout)):
+            if value is not None:
+                raise click.BadParameter(f"{name} needs --agentic rule|http", param_hint=name)
+        return None
+    if backend != "cpu":
+        raise click.BadParameter("agentic reward tuning trains on --backend cpu", param_hint="--agentic")
+    from mskbench.paradigms.agentic import DEFAULT_EVERY_STEPS, DEFAULT_TIMEOUT_S, AgenticTuner
+
+    try:
+        return AgenticTuner(agentic, every_steps=every or DEFAULT_EVERY_STEPS,
+                            timeout_s=timeout or DEFAULT_TIMEOUT_S)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--agentic") from None
 
 
 @main.command("export-policy")
