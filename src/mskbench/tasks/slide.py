@@ -105,6 +105,8 @@ class Slide(Task):
     native_solved = ("pelvis height > 2.0 m (absolute; the original's root height qpos[2] > 2.0 — on this "
                      "elevated slope it holds at the start); "
                      "msk_bench/envs/msk/benchmark/msk_bench_v0.py@a68b6ce::MSKBenchSlideEnvV0.get_reward_dict")
+    native_degenerate = ("the slope's top is high enough that the pelvis starts above 2.0 m: the zero, passive and "
+                         "random policies all meet it in 50 of 50 episodes (benchmarks/native_degeneracy.py)")
     #: The original's ``solved`` height (m, absolute).
     native_height_m = 2.0
     summary = "Slide down an elevated low-friction wave slope, leaning into the slope changes"

@@ -59,6 +59,9 @@ class Walk(Task):
     }
     native_solved = ("kinematic_imitation exp(−2‖q_joints − q_ref(φ)‖²) > 0.8; "
                      "msk_bench/envs/msk/benchmark/walk_v0.py@4ffd2d6::WalkEnvV0.get_reward_dict")
+    native_degenerate = ("every episode starts on the reference pose, so the joint tracking exceeds 0.8 on the first "
+                         "step: the zero, passive and random policies all meet it in 50 of 50 episodes "
+                         "(benchmarks/native_degeneracy.py)")
 
     @dataclass(frozen=True)
     class Config(TaskConfig):
