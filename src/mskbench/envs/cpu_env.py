@@ -115,6 +115,9 @@ class MSKEnv(gym.Env):
         self.render_mode = render_mode
         self._size = (int(height), int(width))
         self._renderer = None
+        #: The camera :meth:`render` looks through: ``None`` for the body's camera, or a camera name,
+        #: id or ``mujoco.MjvCamera`` (a free camera; ``mskbench render --all`` frames each scene so).
+        self.render_camera: str | int | mujoco.MjvCamera | None = None
 
         weights = self.task.resolved_weights(reward_weights)
         self.reward_weights = weights
@@ -288,7 +291,8 @@ class MSKEnv(gym.Env):
         if self._ts:
             self.task.sync_props(self.model, self.data, self._ts)
             mujoco.mj_kinematics(self.model, self.data)  # positions only; dynamics untouched
-        self._renderer.update_scene(self.data, camera=self.task.body.camera or -1)
+        camera = self.render_camera if self.render_camera is not None else self.task.body.camera or -1
+        self._renderer.update_scene(self.data, camera=camera)
         return self._renderer.render()
 
     def close(self):
