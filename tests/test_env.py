@@ -110,7 +110,9 @@ def test_observation_blocks_hold_the_state(task_env):
 def test_task_ids_match_registry():
     """One catalog: the suite's 22 ids in the paper's order, then the other tasks, each a Gymnasium id."""
     assert list(mskbench.TASK_IDS) == list(REGISTRY)[:22] == task_names()
-    assert list(REGISTRY)[22:] == ["MouseImitation"] and REGISTRY["MouseImitation"].family == "imitation"
+    assert list(REGISTRY)[22:] == ["MouseImitation", "TrackWalk", "TrackRun", "TrackStairs", "ResidualWalk",
+                                   "ResidualRun", "ResidualStairs"]
+    assert REGISTRY["MouseImitation"].family == "imitation"
     assert task_names("locomotion") == ["Walk", "Crawl", "Run", "Jump", "WalkTurn", "Sidestep"]
     assert len(task_names("stabilization")) == 6 and len(task_names("interaction")) == 10
     assert all(f"mskbench/{t}-v0" in gymnasium.registry for t in REGISTRY)

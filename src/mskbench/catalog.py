@@ -9,7 +9,9 @@ class from :data:`TASKS` only when the task is made, and Gymnasium ids
 
 Tasks outside the suite (``family`` not in :data:`FAMILIES`) run on the same
 stack but are not part of Table II: the mouse-forelimb reaching imitation of
-Leonardis et al. (2025).
+Leonardis et al. (2025); the motion-tracking prior (``Track*``, family
+``imitation``) and the residual adaptation over it (``Residual*``, family
+``residual``; Sec. III, App. A-J).
 """
 
 from __future__ import annotations
@@ -39,6 +41,10 @@ TASKS: dict[str, TaskEntry] = {
     **_suite("interaction", "Stairs", "Hurdle", "StepStones", "Slide", "OpenDoor", "Reach", "WalkAndSit", "ChinUp",
              "Catch", "PoleWalk"),
     "MouseImitation": TaskEntry("imitation", "mskbench.mouse.imitation:MouseImitation"),
+    # The imitation prior (motion tracking) and residual adaptation over it (Sec. III, App. A-J).
+    **{n: TaskEntry("imitation", f"mskbench.tasks.tracking:{n}") for n in ("TrackWalk", "TrackRun", "TrackStairs")},
+    **{n: TaskEntry("residual", f"mskbench.tasks.residual:{n}")
+       for n in ("ResidualWalk", "ResidualRun", "ResidualStairs")},
 }
 
 #: The 22 suite task ids and their families, in the paper's order.

@@ -14,6 +14,11 @@ metric                                    paper
 :func:`emg_envelope_similarity`,          App. A-B6 and A-H, Eqs. 13-14, 29-32
 :func:`emg_similarity` and helpers
 :func:`recruitment`, :func:`family_of`    App. A-I, Eqs. 33-37, Table XVIII
+:func:`site_tracking_error`,              App. A-F, Eqs. 19-20; the imitation prior and
+:func:`tracking_rmse`,                    residual study (Sec. II T2, Fig. 5f, Table V)
+:func:`divergence_time` and the
+joint / root / relative / absolute
+site errors
 ========================================  ===============================================
 """
 
@@ -45,7 +50,16 @@ from mskbench.metrics.recruitment import (
 )
 from mskbench.metrics.robustness import robustness_auc
 from mskbench.metrics.smoothness import joint_smoothness, mean_squared_jerk
-from mskbench.metrics.tracking import divergence_time, site_tracking_error, tracking_rmse  # App. A-F, Eqs. 19-20
+from mskbench.metrics.tracking import (  # App. A-F, Eqs. 19-20; the imitation prior's components
+    absolute_site_error,
+    divergence_time,
+    joint_position_error,
+    relative_site_error,
+    root_position_error,
+    site_tracking_error,
+    site_tracking_rmse,
+    tracking_rmse,
+)
 
 __all__ = [
     "FAMILY_NAMES",
@@ -80,4 +94,9 @@ __all__ = [
     "site_tracking_error",
     "tracking_rmse",
     "divergence_time",
+    "absolute_site_error",
+    "joint_position_error",
+    "relative_site_error",
+    "root_position_error",
+    "site_tracking_rmse",
 ]

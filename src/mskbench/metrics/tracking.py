@@ -12,6 +12,18 @@
   percentile of the reference errors; ``None`` (the paper's N/A) when no such
   run occurs.
 
+The components the paper reports for the imitation prior and the residual
+study (Sec. II T2, Fig. 5f: absolute-site and root-XYZ error; Table V: tracking
+error in rad), per sample:
+
+* :func:`joint_position_error` — RMS over the joints of ``q − q̂`` (rad);
+* :func:`root_position_error` — ``‖p_root − p̂_root‖`` (m; ``planar``: x, y only, Eq. 39);
+* :func:`relative_site_error` — Eq. 19 on the sites' positions relative to the
+  root (m): the posture error without the root's drift;
+* :func:`absolute_site_error` — Eq. 19 itself (world positions, m);
+* :func:`site_tracking_rmse` — the reported 16-site tracking RMSE of a rollout,
+  :func:`tracking_rmse` of Eq. 19's errors.
+
 Where the paper is silent the authors' code decides
 (``experiments/gpt6_direct_control/analyze_failure.py@4ffd2d6``): the
 reference error is interpolated linearly in time and held at its first/last
@@ -91,6 +103,12 @@ def divergence_time(times, errors, reference_times, reference_errors, *, run_len
         The time of the first sample of the first run of ``run_length``
         samples with ``e_t > ẽ_t^ref`` and ``e_t > Q_q^ref``; ``None`` when
         there is none (including when T < ``run_length``).
+
+    Raises
+    ------
+    ValueError
+        For mismatched lengths, non-finite values, decreasing times, reference times that do not
+        strictly increase, a ``run_length`` that is not a positive integer or a ``quantile`` outside [0, 1].
     """
     if isinstance(run_length, bool) or not isinstance(run_length, (int, np.integer)) or run_length < 1:
         raise ValueError(f"run_length must be a positive integer, got {run_length!r}")
@@ -120,3 +138,62 @@ def divergence_time(times, errors, reference_times, reference_errors, *, run_len
         if run == run_length:
             return float(t[i - run_length + 1])
     return None
+
+
+# -- components: joints, root, relative and absolute sites -----------------------------------------
+def joint_position_error(q, q_ref) -> np.ndarray:
+    """Per-sample joint-angle error: the RMS over the joints of ``q − q̂`` (rad).
+
+    ``q``, ``q_ref``: shape (T, J) for T samples of J joints (or (J,) for one sample). Returns (T,)
+    (or a 0-d array). Raises ``ValueError`` for different or wrong shapes or a non-finite value.
+    """
+    x = as_float_array(q, "q")
+    r = as_float_array(q_ref, "q_ref")
+    if x.shape != r.shape or x.ndim not in (1, 2):
+        raise ValueError(f"q {x.shape} and q_ref {r.shape} must have the same shape (T, J) or (J,)")
+    return np.sqrt(np.mean((x - r) ** 2, axis=-1))
+
+
+def root_position_error(root, root_ref, *, planar: bool = False) -> np.ndarray:
+    """Per-sample root position error ``‖p − p̂‖`` (m); ``planar``: of ``(x, y)`` only (Eq. 39).
+
+    ``root``, ``root_ref``: shape (T, 3) or (3,). Returns (T,) (or a 0-d array). Raises
+    ``ValueError`` for different or wrong shapes or a non-finite value.
+    """
+    x = as_float_array(root, "root")
+    r = as_float_array(root_ref, "root_ref")
+    if x.shape != r.shape or x.ndim not in (1, 2) or x.shape[-1] != 3:
+        raise ValueError(f"root {x.shape} and root_ref {r.shape} must have the same shape (T, 3) or (3,)")
+    d = (x - r)[..., :2] if planar else x - r
+    return np.linalg.norm(d, axis=-1)
+
+
+def relative_site_error(positions, reference, root, root_ref) -> np.ndarray:
+    """Eq. 19 on root-relative positions: ``sqrt((1/3N) Σ_j ‖(x_j − p) − (x̂_j − p̂)‖²)`` per sample (m).
+
+    ``positions``, ``reference``: shape (T, N, 3) or (N, 3); ``root``, ``root_ref``: (T, 3) or (3,).
+    Returns (T,) (or a 0-d array). Raises ``ValueError`` for mismatched shapes or a non-finite value.
+    """
+    x = as_float_array(positions, "positions")
+    r = as_float_array(reference, "reference")
+    p = as_float_array(root, "root")
+    pr = as_float_array(root_ref, "root_ref")
+    if p.shape != x.shape[:-2] + (3,) or pr.shape != p.shape:
+        raise ValueError(f"root {p.shape} and root_ref {pr.shape} must have shape {x.shape[:-2] + (3,)}")
+    return site_tracking_error(x - p[..., None, :], r - pr[..., None, :])
+
+
+def absolute_site_error(positions, reference) -> np.ndarray:
+    """Eq. 19 on world positions (m): :func:`site_tracking_error` (shape (T, N, 3) or (N, 3) in, (T,)
+    out). Raises ``ValueError`` as it does."""
+    return site_tracking_error(positions, reference)
+
+
+def site_tracking_rmse(positions, reference) -> float:
+    """The tracking RMSE of a rollout's sites (m): :func:`tracking_rmse` of Eq. 19's errors.
+
+    ``positions``, ``reference``: shape (T, N, 3), every sample of the (first-fall-truncated)
+    rollout. Raises ``ValueError`` for other shapes or a non-finite value.
+    """
+    x = as_float_array(positions, "positions", ndim=3)
+    return tracking_rmse(site_tracking_error(x, reference))

@@ -60,6 +60,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from mskbench.tasks.motion_reference import TRACKED_BODIES  # Eq. 19's 16 tracked sites
+
 if TYPE_CHECKING:
     from mskbench.envs.cpu_env import MSKEnv
 
@@ -73,11 +75,6 @@ MAX_DURATION_S = 3.0
 FALL_HEIGHT_M = 0.6
 #: ... or root tilt (Eq. 18) above this (degrees).
 FALL_TILT_DEG = 70.0
-#: Bodies whose origins are Eq. 19's tracked sites (N = 16): pelvis, head, and per side femur (hip),
-#: tibia (knee), calcaneus (heel), toes, humerus (shoulder), ulna (elbow) and third metacarpal (hand).
-TRACKED_BODIES = ("pelvis", "head",
-                  "femur_r", "tibia_r", "calcn_r", "toes_r", "femur_l", "tibia_l", "calcn_l", "toes_l",
-                  "humerus_r", "ulna_r", "thirdmc_r", "humerus_l", "ulna_l", "thirdmc_l")
 #: Reference policy of Eq. 20 unless another is given.
 DEFAULT_REFERENCE = "zero"
 SESSION_FILE = "session.json"

@@ -1,0 +1,259 @@
+"""Residual adaptation (Eq. 2 / 38) as an action-map wrapper any trainer can train through.
+
+The residual tasks (:mod:`mskbench.tasks.residual`) put the frozen base
+policy's action ``a_base`` and foot contact in their observation. Between the
+trainer and the env this module executes, per world (one formula each, in the
+array namespace ``xp``, NumPy on the CPU stack and ``jax.numpy`` inside the
+batched env's jitted rollout)::
+
+    a      = clip(a_base + α · clip(a_res, −1, 1), −1, 1)          (combine, Eq. 38)
+    α      = task.residual_alpha(foot_contact)                       (Eq. 41 for walking; 0.6 otherwise)
+    reward = task reward + c_res · mean(a_res²)                      (residual_penalty, c_res = −0.02)
+
+``a_res`` is what the trainer's policy outputs (the residual policy: the
+project's PPO, an MLP of Table XVI's two hidden layers of 1,024 — three weight
+layers, the paper's "3-layer MLP"); the penalty is the mean over the muscles
+of the squared residual action as the trainer sends it (the original's
+``np.mean(np.square(residual_action))``, ``residualrl/stair.py@a68b6ce``).
+
+* :class:`ResidualVectorEnv` wraps a :class:`~mskbench.envs.protocols.VectorEnv`
+  (the CPU stack), :class:`ResidualBatchedEnv` a :class:`~mskbench.envs.protocols.BatchedEnv`
+  (the JAX env: the combination runs inside the rollout's ``lax.scan``);
+  :class:`ResidualWrapper` is the ``env_wrapper`` of :func:`mskbench.train`
+  choosing between them.
+* :class:`ResidualPolicy` makes a trained residual policy a policy of the plain
+  residual task (``act(obs)`` returns the executed action), for
+  ``run_episode`` and :func:`residual_evaluation`, the periodic evaluation of a
+  residual run (:meth:`ResidualWrapper.evaluation`, which :func:`mskbench.train`
+  uses instead of the protocol's). Evaluation returns are the task's rewards
+  (without the residual penalty, a training cost).
+
+``mskbench train ResidualWalk --base RUN`` (or :func:`train_residual`) trains one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from mskbench.envs.vector import checked_actions
+
+#: The residual tasks (their periodic evaluation is :func:`residual_evaluation`).
+RESIDUAL_TASKS = ("ResidualWalk", "ResidualRun", "ResidualStairs")
+FORMULA = "clip(a_base + alpha * clip(a_res, -1, 1), -1, 1)"
+
+
+def combine(a_base, a_res, alpha, xp):
+    """Eq. 38: ``clip(a_base + α · clip(a_res, −1, 1), −1, 1)`` (any broadcastable shapes)."""
+    return xp.clip(a_base + alpha * xp.clip(a_res, -1.0, 1.0), -1.0, 1.0)
+
+
+def residual_penalty(a_res, xp):
+    """``mean(a_res²)`` over the last axis (the L2 residual penalty before its weight ``c_res``)."""
+    return xp.mean(a_res**2, axis=-1)
+
+
+class ResidualMap:
+    """A bound residual task's action map: the executed action for an observation and a residual action.
+
+    ``obs`` holds the task's ``base_action`` and ``foot_contact`` blocks (``layout``: the env's
+    observation layout); shapes ``(..., obs_size)`` and ``(..., n_muscles)``.
+    """
+
+    def __init__(self, task, layout: Mapping[str, slice]):
+        for block in ("task/base_action", "task/foot_contact"):
+            if block not in layout:
+                raise ValueError(f"{task.name} is not a residual task: its observation has no {block!r} block "
+                                 f"(residual tasks: {', '.join(RESIDUAL_TASKS)})")
+        self.task = task
+        self.base = layout["task/base_action"]
+        self.contact = layout["task/foot_contact"]
+        self.c_res = float(task.residual_l2_weight)
+
+    def alpha(self, obs, xp):
+        return self.task.residual_alpha(obs[..., self.contact], xp)
+
+    def __call__(self, obs, a_res, xp):
+        return combine(obs[..., self.base], a_res, self.alpha(obs, xp), xp)
+
+    def penalty(self, a_res, xp):
+        """``c_res · mean(a_res²)`` (a reward: negative)."""
+        return self.c_res * residual_penalty(a_res, xp)
+
+
+class ResidualVectorEnv:
+    """A :class:`~mskbench.envs.protocols.VectorEnv` taking residual actions (NumPy worlds).
+
+    ``info["episode_returns"]`` are the returns the trainer optimises (penalty included);
+    ``info["executed_actions"]`` the muscle actions sent to the worlds.
+    """
+
+    def __init__(self, env, *, penalty: bool = True):
+        self.env = env
+        self.map = ResidualMap(env.envs[0].task, env.obs_layout)
+        self.use_penalty = penalty
+        self.num_envs, self.obs_size, self.action_size = env.num_envs, env.obs_size, env.action_size
+        self.obs_layout = env.obs_layout
+        self._obs: np.ndarray | None = None
+        self._returns = np.zeros(env.num_envs)
+
+    def reset(self, seed: int | None = None) -> np.ndarray:
+        self._obs = self.env.reset(seed=seed)
+        self._returns[:] = 0.0
+        return self._obs
+
+    def step(self, actions):
+        if self._obs is None:
+            raise RuntimeError("call reset() first")
+        a_res = checked_actions(actions, self.num_envs, self.action_size, np.float64)
+        full = self.map(np.asarray(self._obs, np.float64), a_res, np)
+        obs, reward, terminated, truncated, info = self.env.step(full)
+        pen = self.map.penalty(a_res, np) if self.use_penalty else np.zeros(self.num_envs)
+        reward = np.asarray(reward, np.float64) + pen
+        self._returns += reward
+        done = np.logical_or(terminated, truncated)
+        finished = [float(r) for r in self._returns[done]]
+        self._returns[done] = 0.0
+        self._obs = obs
+        return obs, reward, terminated, truncated, {**info, "episode_returns": finished,
+                                                    "residual_penalty": pen, "executed_actions": full}
+
+    def close(self) -> None:
+        self.env.close()
+
+
+class ResidualBatchedEnv:
+    """A :class:`~mskbench.envs.protocols.BatchedEnv` taking residual actions: the combination and the
+    penalty (``reward_terms["residual_l2"]``, weighted) inside the jitted step. Everything else is the
+    wrapped env's (``reset``, ``refresh``, ``reset_to``, ``task``, ...)."""
+
+    def __init__(self, env, *, penalty: bool = True):
+        self.env = env
+        self.map = ResidualMap(env.task, env.obs_layout)
+        self.use_penalty = penalty
+        self.num_envs, self.obs_size, self.action_size = env.num_envs, env.obs_size, env.action_size
+        self.obs_layout = env.obs_layout
+        self.termination_names = env.termination_names
+
+    def reset(self, key):
+        return self.env.reset(key)
+
+    def refresh(self, state):
+        return self.env.refresh(state)
+
+    def step(self, state, actions, auto_reset: bool = True, record: bool = False):
+        import jax.numpy as jnp
+
+        full = self.map(state.obs, actions, jnp)
+        state, out = self.env.step(state, full, auto_reset=auto_reset, record=record)
+        if self.use_penalty:
+            pen = self.map.penalty(actions, jnp).astype(out.reward.dtype)
+            out = out._replace(reward=out.reward + pen, reward_terms={**out.reward_terms, "residual_l2": pen})
+        return state, out
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.env, name)
+
+
+class ResidualWrapper:
+    """The ``env_wrapper`` of :func:`mskbench.train` for the residual tasks (:class:`~mskbench.training.EnvWrapper`)."""
+
+    @property
+    def settings(self) -> dict[str, Any]:
+        return {"paradigm": "residual", "action": FORMULA, "penalty": "c_res * mean(a_res^2)"}
+
+    def __call__(self, env, out_dir: Path | None, resume: bool):
+        if hasattr(env, "refresh"):  # a BatchedEnv
+            return ResidualBatchedEnv(env)
+        return ResidualVectorEnv(env)
+
+    def evaluation(self, task, episodes: int, eval_env: str, impl: str):
+        """The run's periodic evaluation, through the residual map (:func:`residual_evaluation`)."""
+        return residual_evaluation(task, episodes, eval_env, impl)
+
+
+class ResidualPolicy:
+    """A residual policy as a policy of the residual task: ``act(obs)`` is the executed action (Eq. 38)."""
+
+    def __init__(self, residual, rmap: ResidualMap):
+        from mskbench.policies import as_policy
+
+        self.residual = as_policy(residual)
+        self.map = rmap
+
+    def reset(self, seed: int | None = None) -> None:
+        self.residual.reset(seed)
+
+    def act(self, obs):
+        a_res = np.asarray(self.residual.act(obs), np.float64)
+        return self.map(np.asarray(obs, np.float64), a_res, np).astype(np.float32)
+
+
+def residual_policy(policy_spec: str, env) -> ResidualPolicy:
+    """The residual policy of a run directory or checkpoint ``policy_spec`` on ``env`` (an
+    :class:`~mskbench.envs.MSKEnv` of its residual task, made with the run's ``base``)."""
+    from mskbench.eval.protocol import load_policy
+
+    return ResidualPolicy(load_policy(policy_spec, env, 0), ResidualMap(env.task, env.obs_layout))
+
+
+def residual_evaluation(task, episodes: int, eval_env: str, impl: str):
+    """The periodic evaluation of a residual run: deterministic episodes from the protocol's starts of
+    seeds 10000, 10001, ... through the residual map (CPU: :class:`ResidualPolicy` in the protocol env;
+    JAX: :class:`ResidualBatchedEnv` without the penalty), best by the mean task return."""
+    from mskbench.training import EVAL_SEED, Evaluation
+
+    seeds = [EVAL_SEED + i for i in range(episodes)]
+    if eval_env == "jax":
+        from mskbench.agents.jax_eval import BatchedEvaluator
+        from mskbench.envs.jax_env import TaskJaxEnv
+
+        env = ResidualBatchedEnv(TaskJaxEnv(type(task)(task.config), episodes, impl=impl, reset_bank=1),
+                                 penalty=False)
+        return Evaluation(BatchedEvaluator(env, seeds), "mean_return", False)
+    from mskbench.envs.cpu_env import MSKEnv
+    from mskbench.eval.episodes import run_episode
+
+    cpu = MSKEnv(type(task)(task.config))
+    rmap = ResidualMap(cpu.task, cpu.obs_layout)
+
+    def evaluate(policy) -> dict:
+        results = [run_episode(cpu, ResidualPolicy(policy, rmap), s) for s in seeds]
+        return {"mean_return": sum(r.episode_return for r in results) / len(results),
+                "success_rate": 100.0 * sum(r.success for r in results) / len(results),
+                "mean_length": sum(r.length for r in results) / len(results)}
+
+    return Evaluation(evaluate, "mean_return", False)
+
+
+def train_residual(task: str, base: str, **kwargs: Any):
+    """:func:`mskbench.train` of residual task ``task`` over the frozen ``base`` (a checkpoint or a run
+    directory of a tracking prior; ``zero``/``passive`` for tests): the task option ``base`` and the
+    :class:`ResidualWrapper`. Other keyword arguments go to :func:`mskbench.train`."""
+    from mskbench.tasks import resolve_name
+    from mskbench.training import train
+
+    options = dict(kwargs.pop("task_options", None) or {})
+    options["base"] = resolve_base(base)
+    name = resolve_name(task)
+    if name not in RESIDUAL_TASKS:
+        raise ValueError(f"{task!r} is not a residual task; residual tasks: {', '.join(RESIDUAL_TASKS)}")
+    return train(name, task_options=options, env_wrapper=ResidualWrapper(), **kwargs)
+
+
+def resolve_base(base: str) -> str:
+    """A base spec as a task records it: a built-in name, or the absolute path of the checkpoint file
+    (a run directory means its best.npz, else its checkpoint.npz)."""
+    from mskbench.agents.checkpoint import checkpoint_path
+    from mskbench.tasks.residual import BUILTIN_BASES
+
+    if base in BUILTIN_BASES:
+        return base
+    path = checkpoint_path(str(base))
+    if path is None:
+        raise ValueError(f"base {base!r} is neither {' nor '.join(BUILTIN_BASES)} nor a checkpoint "
+                         "(.npz file or run directory)")
+    return str(Path(path).resolve())
