@@ -73,7 +73,9 @@ class EnvWrapper(Protocol):
     """Wraps the training environment for a paradigm (a reward modifier such as
     :class:`mskbench.paradigms.agentic.AgenticTuner`): called with the env, the run directory and
     ``resume`` once the run directory exists; returns the env the algorithm trains on. ``settings`` are
-    recorded in ``run.json`` (``env_wrapper``); a resumed run must have the same."""
+    recorded in ``run.json`` (``env_wrapper``); a resumed run must have the same. A wrapper that changes
+    the executed actions (:class:`mskbench.paradigms.latent.LatentPrior`) also has
+    ``evaluation(task, episodes, eval_env, impl) -> Evaluation``, which replaces the run's evaluation."""
 
     @property
     def settings(self) -> dict[str, Any]: ...
@@ -328,6 +330,8 @@ def train(task: str | Task, algo: str = "ppo", *, backend: str = "cpu", impl: st
 
     env = make_env(task_obj, backend, cfg.num_envs, impl=impl, seed=seed)
     evaluation = EVALUATIONS.get(name, protocol_evaluation)(task_obj, eval_episodes, eval_env, impl)
+    if callable(getattr(env_wrapper, "evaluation", None)):  # an action map: evaluate the policy through it
+        evaluation = env_wrapper.evaluation(task_obj, eval_episodes, eval_env, impl)  # type: ignore[union-attr]
     settings["metric"] = evaluation.metric
     if out_dir is not None:
         out_dir.mkdir(parents=True, exist_ok=True)

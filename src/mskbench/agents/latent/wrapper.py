@@ -1,0 +1,201 @@
+"""Hard-mode latent-action RL between a learner and the env: the action map, its vector-env wrapper and a
+filtered single env (for evaluation).
+
+Per step and world (:class:`LatentActionMap`): the learner's muscle action
+``a ∈ [−1, 1]^muscles`` is encoded to ``z`` and decoded, conditioned on the
+world's P, S and M, to the prior ``â`` (Eq. 24); the executed action is ``a``
+clipped into the tube of radius δ around ``â`` (Eqs. 23, 25, 26); the
+violation ``L_dev`` (Eq. 27) is subtracted from the reward with the decaying
+``λ_t`` (Eq. 28) by :class:`LatentActionWrapper`. The learner's action space
+stays the muscles' (as the paper's: "the executed muscle-action space remains
+unchanged"); the latent size is the bottleneck the prior goes through.
+
+``mode="latent"`` is an alternative the paper does not use: the learner
+outputs ``z ∈ [−1, 1]^latent`` itself and the executed action is the decoded
+``2 â − 1`` (no tube, no deviation).
+
+:class:`mskbench.paradigms.latent.LatentPrior` ties it to a training run
+(``mskbench train TASK --latent MODEL --tube R``). The batched JAX env does not
+expose the moment matrix (its worlds carry
+:data:`mskbench.sim.worlds.VIEW_FIELDS` only), so training runs on
+``--backend cpu``; :meth:`~mskbench.agents.latent.model.LatentModel.hard_filter`
+is the same map as a pure JAX function for a jitted step given S and M.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from mskbench.agents.latent.core import DEFAULT_TUBE, PenaltySchedule, env_action, hard_mode, penalized_reward
+from mskbench.agents.latent.data import MuscleFeatures
+
+if TYPE_CHECKING:
+    from mskbench.agents.latent.model import LatentModel
+    from mskbench.envs.cpu_env import MSKEnv
+    from mskbench.envs.vector import MSKVectorEnv
+
+MODES = ("hard", "latent")
+
+
+def check_tube(tube: float) -> float:
+    tube = float(tube)
+    if not (np.isfinite(tube) and 0.0 <= tube <= 1.0):
+        raise ValueError(f"the tube radius must be in [0, 1] (activation units), got {tube!r}")
+    return tube
+
+
+class LatentActionMap:
+    """Learner actions ``(worlds, action_size)`` and the worlds' S and M → ``(env actions, L_dev, â)``.
+
+    ``action_size`` is the number of muscles (``mode="hard"``) or the latent
+    size (``mode="latent"``). Non-finite learner actions are mapped as the
+    env maps them (NaN → −1, ±inf → ±1) before anything else.
+    """
+
+    def __init__(self, model: "LatentModel", tube: float = DEFAULT_TUBE, mode: str = "hard"):
+        if mode not in MODES:
+            raise ValueError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
+        self.model = model
+        self.tube = check_tube(tube)
+        self.mode = mode
+        self.action_size = model.n_muscles if mode == "hard" else model.latent_dim
+
+    def __call__(self, actions: Any, states: np.ndarray, moments: np.ndarray
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        a = np.asarray(actions, np.float64)
+        if a.ndim != 2 or a.shape[1] != self.action_size:
+            raise ValueError(f"latent-{self.mode} actions must have shape (worlds, {self.action_size}), got {a.shape}")
+        a = np.clip(np.nan_to_num(a, nan=-1.0, posinf=1.0, neginf=-1.0), -1.0, 1.0)
+        if self.mode == "hard":
+            prior = self.model.prior(a, states, moments)
+            env, dev = hard_mode(a, prior, self.tube, np)
+            return env, dev, prior
+        prior = self.model.decode(a, states, moments)
+        return env_action(prior, np), np.zeros(a.shape[0]), prior
+
+
+def _features(envs: list, model: "LatentModel") -> list[MuscleFeatures]:
+    feats = []
+    for e in envs:
+        f = MuscleFeatures(e.model, e.handles)
+        f.moments(e.data)  # binds the moment pattern
+        assert f.index is not None
+        model.check_body(f.priors, f.index, e.handles.muscle_names)
+        feats.append(f)
+    return feats
+
+
+class LatentActionWrapper:
+    """A CPU vector env acting through hard-mode latent filtering, with Eq. 28's penalised reward.
+
+    A :class:`~mskbench.envs.protocols.VectorEnv` like the
+    :class:`~mskbench.envs.vector.MSKVectorEnv` it wraps, with
+    ``action_size`` the learner's (:class:`LatentActionMap`). Each
+    :meth:`step` reads every world's S and M (the state the action is chosen
+    in), maps the actions in one batched decoder call, steps the worlds and
+    returns ``R − λ_t L_dev`` with ``λ_t`` of the transitions counted so far
+    (:attr:`steps`, ``num_envs`` per step; :meth:`set_step` for a resumed run).
+    ``info["latent_deviation"]`` (per world) and ``info["latent_lambda"]``
+    report them; ``info["episode_returns"]`` stay the task's returns.
+    """
+
+    def __init__(self, env: "MSKVectorEnv", model: "LatentModel", tube: float = DEFAULT_TUBE,
+                 schedule: PenaltySchedule | None = None, mode: str = "hard", steps: int = 0):
+        envs = getattr(env, "envs", None)
+        if not envs:
+            raise ValueError(f"latent-action filtering reads the worlds' MuJoCo data: it needs a CPU vector env "
+                             f"(MSKVectorEnv), not a {type(env).__name__}")
+        if env.action_size != model.n_muscles:
+            raise ValueError(f"the model decodes {model.n_muscles} muscles; the env acts on {env.action_size}")
+        self.env = env
+        self.map = LatentActionMap(model, tube, mode)
+        self.schedule = schedule if schedule is not None else PenaltySchedule()
+        self.features = _features(list(envs), model)
+        self.num_envs = env.num_envs
+        self.obs_size = env.obs_size
+        self.obs_layout = env.obs_layout
+        self.action_size = self.map.action_size
+        self.steps = 0
+        self.set_step(steps)
+
+    @property
+    def envs(self) -> list:
+        return self.env.envs
+
+    def set_step(self, step: int) -> None:
+        if step < 0:
+            raise ValueError(f"step must be >= 0, got {step}")
+        self.steps = int(step)
+
+    @property
+    def penalty_weight(self) -> float:
+        """``λ_t`` of the next step."""
+        return float(self.schedule(self.steps))
+
+    def observe(self) -> tuple[np.ndarray, np.ndarray]:
+        """S ``(worlds, muscles, 4)`` and M's nonzeros ``(worlds, nnz)`` of the worlds now."""
+        envs = self.env.envs
+        return (np.stack([f.states(e.data) for f, e in zip(self.features, envs)]),
+                np.stack([f.moments(e.data) for f, e in zip(self.features, envs)]))
+
+    def reset(self, seed: int | None = None) -> np.ndarray:
+        return self.env.reset(seed=seed)
+
+    def step(self, actions: Any):
+        states, moments = self.observe()
+        env_actions, dev, _ = self.map(actions, states, moments)
+        lam = self.penalty_weight
+        obs, reward, terminated, truncated, info = self.env.step(env_actions)
+        self.steps += self.num_envs
+        info = dict(info, latent_deviation=dev, latent_lambda=lam)
+        return obs, penalized_reward(np.asarray(reward, np.float64), dev, lam), terminated, truncated, info
+
+    def close(self) -> None:
+        self.env.close()
+
+
+class LatentFilteredEnv:
+    """One :class:`~mskbench.envs.cpu_env.MSKEnv` acting through the latent map (for evaluation).
+
+    Everything but ``step``, ``action_space`` and ``close`` is the wrapped
+    env's (``run_episode`` and the protocol run it as an MSKEnv). The reward is
+    the task's unless ``schedule`` is given (then ``R − λ_t L_dev`` with
+    ``λ_t`` at ``steps``). ``info["latent_deviation"]`` is the step's ``L_dev``.
+    """
+
+    def __init__(self, env: "MSKEnv", model: "LatentModel", tube: float = DEFAULT_TUBE, mode: str = "hard",
+                 schedule: PenaltySchedule | None = None, steps: int = 0):
+        import gymnasium as gym
+
+        self.env = env
+        self.map = LatentActionMap(model, tube, mode)
+        self.features = _features([env], model)[0]
+        self.schedule = schedule
+        self.steps = int(steps)
+        self.deviation_total = 0.0  # Σ L_dev over the steps taken (mean: / deviation_steps)
+        self.deviation_steps = 0
+        self.action_space = gym.spaces.Box(-1.0, 1.0, (self.map.action_size,), np.float32)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.env, name)
+
+    def step(self, action: Any):
+        states = self.features.states(self.env.data)[None]
+        moments = self.features.moments(self.env.data)[None]
+        env_actions, dev, _ = self.map(np.asarray(action, np.float64).reshape(1, -1), states, moments)
+        obs, reward, terminated, truncated, info = self.env.step(env_actions[0])
+        if self.schedule is not None:
+            reward = float(penalized_reward(reward, dev[0], self.schedule(self.steps)))
+        self.steps += 1
+        self.deviation_total += float(dev[0])
+        self.deviation_steps += 1
+        info = dict(info, latent_deviation=float(dev[0]))
+        return obs, reward, terminated, truncated, info
+
+    def close(self) -> None:
+        self.env.close()
+
+
+__all__ = ["MODES", "LatentActionMap", "LatentActionWrapper", "LatentFilteredEnv"]

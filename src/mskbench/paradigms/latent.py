@@ -1,0 +1,162 @@
+"""Latent-action RL, hard mode (App. A-G), as a paradigm of a training run: expert data from any policy spec,
+the ``env_wrapper`` of :func:`mskbench.training.train`, and evaluation through the filter.
+
+The learner-independent parts (formulas, features, encoder–decoder, the map and its env wrappers) are in
+:mod:`mskbench.agents.latent`; this module ties them to policies named by spec, to training runs and to
+the evaluation protocol.
+
+* :func:`collect_expert` — ``mskbench latent collect``: (state, action) data from a built-in, a
+  checkpoint or run directory of any trainer, or ``package.module:factory``.
+* :class:`LatentPrior` — ``mskbench train TASK --latent MODEL --tube R``: wraps the CPU training env in a
+  :class:`~mskbench.agents.latent.wrapper.LatentActionWrapper` (a resumed run's ``λ_t`` continues from the
+  checkpoint's steps) and evaluates the policy through the map (:meth:`LatentPrior.evaluation`), so the
+  periodic evaluation and ``best.npz`` judge what the body executes. ``run.json`` records the model file
+  and its SHA-256, the tube, the mode and the penalty schedule; a resume with another model is refused.
+* :func:`evaluate_through` — ``mskbench latent eval``: deterministic episodes of any policy through the
+  filter (the task's return, no penalty).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from mskbench.agents.latent.core import DEFAULT_TUBE, PenaltySchedule
+from mskbench.agents.latent.wrapper import MODES, LatentActionWrapper, LatentFilteredEnv, check_tube
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from mskbench.agents.latent.data import LatentData
+    from mskbench.agents.latent.model import LatentModel
+    from mskbench.training import Evaluation
+
+
+def collect_expert(task: str, policy: Any, *, steps: int, seed: int = 0, noise_std: float = 0.0,
+                   progress: "Callable[[int, int], None] | None" = None) -> "LatentData":
+    """:func:`mskbench.agents.latent.data.collect` with ``policy`` a spec of
+    :func:`mskbench.eval.protocol.load_policy` (or an object with ``act``); the spec is recorded."""
+    from mskbench.agents.latent.data import collect
+    from mskbench.envs.cpu_env import MSKEnv
+
+    env = MSKEnv(task)
+    try:
+        spec = policy if isinstance(policy, str) else None
+        if isinstance(policy, str):
+            from mskbench.eval.protocol import load_policy
+
+            policy = load_policy(policy, env, seed)
+        data = collect(env, policy, steps=steps, seed=seed, noise_std=noise_std, progress=progress)
+    finally:
+        env.close()
+    if spec is not None:
+        data.meta["policy"] = spec
+    return data
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+class LatentPrior:
+    """Hard-mode latent-action RL for a training run: the ``env_wrapper`` of :func:`mskbench.training.train`.
+
+    ``model``: a model file of ``mskbench latent fit``; ``tube``: δ (default
+    0.25, the authors'); ``schedule``: Eq. 28's ``λ_t``; ``mode``: ``"hard"``
+    (the paper's) or ``"latent"`` (the learner outputs ``z``). Called with
+    ``(env, out_dir, resume)`` it returns the
+    :class:`~mskbench.agents.latent.wrapper.LatentActionWrapper` of the CPU
+    training env; :meth:`evaluation` is the run's periodic evaluation through the map.
+    """
+
+    def __init__(self, model: str | Path, tube: float = DEFAULT_TUBE, schedule: PenaltySchedule | None = None,
+                 mode: str = "hard"):
+        from mskbench.agents.latent.model import LatentModel
+
+        self.path = Path(model)
+        if not self.path.is_file():
+            raise ValueError(f"latent model {self.path} does not exist (make one with 'mskbench latent fit')")
+        self.model = LatentModel.load(self.path)
+        self.tube = check_tube(tube)
+        if mode not in MODES:
+            raise ValueError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
+        self.mode = mode
+        self.schedule = schedule if schedule is not None else PenaltySchedule()
+        self.sha256 = _sha256(self.path)
+        self.wrapper: LatentActionWrapper | None = None
+
+    @property
+    def settings(self) -> dict[str, Any]:
+        """What ``run.json`` records (a resumed run must have the same)."""
+        return {"paradigm": "latent", "model": str(self.path.resolve()), "model_sha256": self.sha256,
+                "latent_dim": self.model.latent_dim, "tube": self.tube, "mode": self.mode,
+                "penalty": self.schedule.as_dict()}
+
+    def __call__(self, env: Any, out_dir: Path | None, resume: bool = False) -> LatentActionWrapper:
+        steps = resumed_steps(out_dir) if resume and out_dir is not None else 0
+        self.wrapper = LatentActionWrapper(env, self.model, self.tube, self.schedule, self.mode, steps)
+        return self.wrapper
+
+    def evaluation(self, task: Any, episodes: int, eval_env: str, impl: str) -> "Evaluation":
+        """Deterministic episodes from the protocol's seeds 10000, 10001, ... through the map; best by the
+        task's mean return (the protocol's rule)."""
+        if eval_env != "cpu":
+            raise ValueError("latent-action RL evaluates on the CPU env (eval_env='cpu'); the batched env "
+                             "does not expose the moment matrix")
+        from mskbench.envs.cpu_env import MSKEnv
+        from mskbench.eval.episodes import run_episode
+        from mskbench.training import EVAL_SEED, Evaluation
+
+        env = LatentFilteredEnv(MSKEnv(type(task)(task.config)), self.model, self.tube, self.mode)
+        seeds = [EVAL_SEED + i for i in range(episodes)]
+
+        def evaluate(policy) -> dict:
+            results = [run_episode(env, policy, s) for s in seeds]  # type: ignore[arg-type]
+            return {"mean_return": sum(r.episode_return for r in results) / len(results),
+                    "success_rate": 100.0 * sum(r.success for r in results) / len(results)}
+
+        return Evaluation(evaluate, "mean_return", False)
+
+
+def resumed_steps(out_dir: str | Path) -> int:
+    """Transitions a resumed run has made: the last training log row's ``steps`` (the checkpoint's)."""
+    log = Path(out_dir) / "eval_log.jsonl"
+    if not log.is_file():
+        return 0
+    rows = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
+    return int(rows[-1].get("steps", 0)) if rows else 0
+
+
+def evaluate_through(task: str, policy: Any, model: "LatentModel", *, tube: float = DEFAULT_TUBE,
+                     mode: str = "hard", episodes: int = 10, seed: int = 10_000) -> dict[str, Any]:
+    """``episodes`` deterministic episodes of ``policy`` (a spec or an object with ``act``) on ``task`` through
+    the map, seeds ``seed, seed + 1, ...``: mean return, success rate, mean length, mean ``L_dev``."""
+    from mskbench.envs.cpu_env import MSKEnv
+    from mskbench.eval.episodes import run_episode
+
+    env = LatentFilteredEnv(MSKEnv(task), model, tube, mode)
+    try:
+        if isinstance(policy, str):
+            from mskbench.eval.protocol import load_policy
+
+            policy = load_policy(policy, env, seed)
+        results = [run_episode(env, policy, seed + i) for i in range(episodes)]  # type: ignore[arg-type]
+    finally:
+        env.close()
+    mean_dev = env.deviation_total / env.deviation_steps if env.deviation_steps else 0.0
+    return {"task": task, "episodes": episodes, "tube": tube, "mode": mode,
+            "mean_return": float(np.mean([r.episode_return for r in results])),
+            "success_rate": 100.0 * float(np.mean([r.success for r in results])),
+            "mean_length": float(np.mean([r.length for r in results])),
+            "mean_deviation": float(mean_dev), "returns": [float(r.episode_return) for r in results]}
+
+
+__all__ = ["LatentPrior", "collect_expert", "evaluate_through", "resumed_steps"]
