@@ -21,7 +21,8 @@ def test_tasks_json_lists_every_task_with_sizes():
     result = CliRunner().invoke(main, ["tasks", "--json"])
     assert result.exit_code == 0, result.output
     rows = {r["task"]: r for r in json.loads(result.stdout)}
-    assert list(rows) == [*mskbench.TASK_IDS, "MouseImitation"]
+    assert list(rows) == [*mskbench.TASK_IDS, "MouseImitation", "TrackWalk", "TrackRun", "TrackStairs",
+                          "ResidualWalk", "ResidualRun", "ResidualStairs"]
     assert rows["Stand"]["obs_size"] == 1928 and rows["Walk"]["obs_size"] == 2046
     assert rows["Reach"]["obs_size"] == 1927 and rows["Balance"]["obs_size"] == 1935
     assert rows["Catch"]["horizon"] == 200 and rows["StepStones"]["family"] == "interaction"
@@ -163,6 +164,30 @@ def test_piped_run_keeps_whole_cells_and_reports_each_task_on_stderr():
     lines = result.stderr.splitlines()
     assert [line.split(":")[0] for line in lines] == ["SingleLegStand", "Stand"]
     assert all(" 2 episodes, mean return " in line for line in lines)
+
+
+@pytest.mark.parametrize("width", [80, 50])
+def test_tables_on_a_narrow_terminal_are_never_cut(width):
+    import io
+
+    from rich.console import Console
+    from rich.table import Table
+
+    from mskbench.cli import _print_table
+
+    table = Table(title="policy 'passive', seeds 0..0")
+    for col in ("task", "episode", "seed", "return", "length", "success", "termination"):
+        table.add_column(col)
+    table.add_row("SingleLegStand", "0", "0", "30462.84", "32", "no", "pelvis_too_low")
+    table.add_row("[bold]SingleLegStand[/bold]", "mean", "", "30462.84", "32.0", "SR 0%", "", end_section=True)
+    out = io.StringIO()
+    console = Console(file=out, force_terminal=True, width=width, color_system=None)
+    _print_table(table, console)
+    text = out.getvalue()
+    assert "…" not in text and max(len(line) for line in text.splitlines()) <= width
+    if width == 80:  # fits once the outer border goes: whole cells, a line a row
+        rows = [line for line in text.splitlines() if "SingleLegStand" in line]
+        assert len(rows) == 2 and "pelvis_too_low" in rows[0]
 
 
 def test_an_episode_depends_only_on_its_seed(tmp_path):

@@ -26,9 +26,14 @@ LAYERS = {
     "mskbench.tasks": 3, "mskbench.mouse.imitation": 3,
     "mskbench.envs": 4, "mskbench.policies": 4, "mskbench.jax_env": 4,
     "mskbench.agents": 5,
+    # A residual task runs its frozen base policy inside its observation (checkpoint loading: agents).
+    "mskbench.tasks.residual": 5,
     "mskbench.eval": 6, "mskbench.mouse.evaluate": 6,
     "mskbench.training": 7,
+    # The residual action map's training glue (its evaluation and train_residual) sits beside training.
+    "mskbench.agents.residual": 7,
     "mskbench.paradigms": 8,  # agentic tuning and direct control: built on training and the envs
+    "mskbench.report": 8,  # the HTML report: reads the store, runs and published tables, rolls out for heatmaps
     "mskbench.cli": 9, "mskbench._cli": 9, "mskbench.mouse.cli": 9, "mskbench.paradigms.cli": 9,
     "mskbench.__main__": 9, "mskbench": 9,
 }

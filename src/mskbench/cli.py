@@ -7,7 +7,9 @@
     mskbench leaderboard [--store results.db] [--from results.csv] [--published] [--success paper|table-xii] [--json]
     mskbench train TASK --out runs/ppo-stand [--steps N --num-envs 8] [--agentic rule|http]
     mskbench direct start|act|report ...   (direct external control, App. A-F)
+    mskbench report --store results.db --out report/ [--published] [--runs runs/*]   (HTML report)
     mskbench render TASK --policy random --out video.mp4
+    mskbench render --all --frames 1 --out sheet.png
 
 Episode ``i`` of a run is reset with seed ``S + i``, so any single episode can
 be reproduced on its own.
@@ -46,11 +48,11 @@ def _policy_choice():
 
 
 class _Main(click.Group):
-    """Loads the ``mouse`` and ``direct`` command groups on first use, so starting the CLI imports no simulator
-    (``render`` must set ``MUJOCO_GL`` before MuJoCo is imported)."""
+    """Loads the ``mouse``, ``direct`` and ``latent`` command groups on first use, so starting the CLI imports no
+    simulator (``render`` must set ``MUJOCO_GL`` before MuJoCo is imported)."""
 
     def list_commands(self, ctx):
-        return sorted([*super().list_commands(ctx), "mouse", "direct"])
+        return sorted([*super().list_commands(ctx), "mouse", "direct", "latent"])
 
     def get_command(self, ctx, name):
         if name == "mouse":
@@ -61,6 +63,10 @@ class _Main(click.Group):
             from mskbench.paradigms.cli import direct
 
             return direct
+        if name == "latent":
+            from mskbench.paradigms.latent_cli import latent
+
+            return latent
         return super().get_command(ctx, name)
 
 
@@ -247,9 +253,17 @@ def _select_tasks(task: str, family: str | None) -> list[str]:
             raise click.UsageError(f"no {family} task is implemented yet")
         return names
     try:
-        return task_list(task)
+        names = task_list(task)
     except click.BadParameter as exc:
         raise click.BadParameter(exc.message, param_hint="--task") from None
+    from mskbench.catalog import TASKS
+
+    residual = [n for n in names if TASKS[n].family == "residual"]
+    if residual:  # the protocol would run the residual action alone, on a default base
+        raise click.BadParameter(f"{', '.join(residual)}: a residual run acts through its base policy, which the "
+                                 "protocol does not compose; evaluate it with mskbench.agents.residual."
+                                 "residual_policy(RUN, env) (docs/residual.md)", param_hint="--task")
+    return names
 
 
 def _run_protocol(units, policy_spec: str, store_path: Path, executor: str, workers: int,
@@ -357,13 +371,16 @@ def _fmt(x, spec: str) -> str:
 
 
 def _print_table(table: Table, console=None) -> None:
-    """Print ``table`` with no cell cut short: folded on a narrow terminal, at its full width when piped."""
+    """Print ``table`` with no cell cut short: at its full width when piped; on a terminal narrower than
+    the table, without its outer border first, then with cells folded onto more lines (never cut)."""
     console = console or make_console()
     for column in table.columns:
         column.overflow = "fold"
+    unbounded = console.options.update_width(2**16)
     if not console.is_terminal:
-        unbounded = console.options.update_width(2**16)
         console.width = max(console.width, console.measure(table, options=unbounded).maximum)
+    elif console.measure(table, options=unbounded).maximum > console.width:
+        table.show_edge = table.pad_edge = False
     console.print(table)
 
 
@@ -574,9 +591,21 @@ def _settings(pairs: tuple[str, ...]) -> dict:
               help="Environment steps between reward-weight updates [default: 20000].")
 @click.option("--agentic-timeout", type=Duration(), default=None,
               help="How long the reasoner may take per update before it is abandoned [default: 60s].")
+@click.option("--base", default=None, metavar="RUN",
+              help="Residual adaptation (Eq. 2 / 38, App. A-J; TASK: ResidualWalk, ResidualRun or ResidualStairs): "
+                   "the frozen base policy, a run directory or checkpoint of a tracking prior (mskbench train "
+                   "TrackWalk ...; zero or passive for tests). The trained policy is the residual a_res; the "
+                   "muscles get clip(a_base + alpha * clip(a_res, -1, 1), -1, 1) (mskbench.agents.residual).")
+@click.option("--latent", "latent_model", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
+              help="Latent-action RL, hard mode (App. A-G): every muscle action is clipped into a tube around the "
+                   "prior this encoder-decoder (mskbench latent fit) decodes from it and the muscle states, and "
+                   "the reward pays the decaying deviation penalty (Eqs. 23-28); the evaluation runs through the "
+                   "same filter (afterwards: mskbench latent eval OUT). --backend cpu only.")
+@click.option("--tube", type=click.FloatRange(0.0, 1.0), default=None,
+              help="Tube radius delta of --latent, in activation units [default: 0.25, the authors'].")
 def train_cmd(task, algo, out_dir, steps, backend, impl, num_envs, rollout, hidden, minibatch, epochs, learning_rate,
               extra, eval_every_steps, eval_episodes, eval_env, seed, resume, time_limit, agentic, agentic_every,
-              agentic_timeout):
+              agentic_timeout, base, latent_model, tube):
     """Train an algorithm on TASK with Table XVI's defaults: ppo (2x1024 MLPs, lr 3e-4, batch 256, 2048
     steps x 8 envs, 10 epochs), sac (SBX: 2x1024 actor, twin 2x1024 critics, lr 1e-4, 8 envs, one
     gradient step per vectorised step), deprl (DEP exploration on SAC, 3-step returns, 16 envs, 1e5
@@ -615,14 +644,60 @@ def train_cmd(task, algo, out_dir, steps, backend, impl, num_envs, rollout, hidd
         layers = len(resolve_config(algo, names[0], backend, {}).hidden)
         config.update({"hidden": (hidden,) * layers, ("value_hidden" if ppo else "critic_hidden"): (hidden,) * layers})
     tuner = _agentic_tuner(agentic, agentic_every, agentic_timeout, backend)
+    residual, task_options = _residual_base(names[0], base, tuner)
+    prior = _latent_prior(latent_model, tube, backend, tuner or residual)
     run = run_training(names[0], out_dir=out_dir, algo=algo, backend=backend, impl=impl, steps=steps, seed=seed,
                        resume=resume, time_limit_s=time_limit, eval_episodes=eval_episodes,
-                       eval_every_steps=eval_every_steps, eval_env=eval_env, env_wrapper=tuner, **config)
+                       eval_every_steps=eval_every_steps, eval_env=eval_env, env_wrapper=tuner or residual or prior,
+                       task_options=task_options, **config)
     click.echo(f"trained {run.steps} steps{stop_note(run)}; checkpoints in {out_dir}")
     if tuner is not None:
         from mskbench.paradigms.cli import report_agentic
 
         report_agentic(run, tuner)
+
+
+def _residual_base(task, base, tuner):
+    """``train --base``: the residual wrapper and the task option ``base`` (None, None without it)."""
+    from mskbench.catalog import TASKS
+
+    residual_task = TASKS[task].family == "residual"
+    if base is None:
+        if residual_task:
+            raise click.BadParameter(f"{task} trains a residual over a frozen base policy: give --base RUN",
+                                     param_hint="--base")
+        return None, None
+    if not residual_task:
+        names = ", ".join(n for n, e in TASKS.items() if e.family == "residual")
+        raise click.BadParameter(f"--base is for the residual tasks ({names}), not {task}", param_hint="--base")
+    if tuner is not None:
+        raise click.BadParameter("--base and --agentic cannot be combined", param_hint="--base")
+    from mskbench.agents.residual import ResidualWrapper, resolve_base
+
+    try:
+        return ResidualWrapper(), {"base": resolve_base(base)}
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--base") from None
+
+
+def _latent_prior(model, tube, backend, other):
+    """The latent-action filter of ``train --latent`` (None without it); option errors as usage errors."""
+    if model is None:
+        if tube is not None:
+            raise click.BadParameter("--tube needs --latent MODEL", param_hint="--tube")
+        return None
+    if other is not None:
+        raise click.BadParameter("--latent cannot be combined with --agentic or --base", param_hint="--latent")
+    if backend != "cpu":
+        raise click.BadParameter("latent-action RL trains on --backend cpu (the batched env does not expose the "
+                                 "moment matrix)", param_hint="--latent")
+    from mskbench.agents.latent.core import DEFAULT_TUBE
+    from mskbench.paradigms.latent import LatentPrior
+
+    try:
+        return LatentPrior(model, DEFAULT_TUBE if tube is None else tube)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--latent") from None
 
 
 def _agentic_tuner(agentic, every, timeout, backend):
@@ -756,65 +831,272 @@ def synergies_cmd(task, out, steps, seed, n_groups, restarts, force, as_json):
                f"{sizes[len(sizes) // 2]}) to {out}")
 
 
+#: Output suffixes of ``mskbench render``: a video of one task, or a contact sheet of one or more tasks.
+VIDEO_SUFFIXES = (".mp4", ".gif")
+SHEET_SUFFIXES = (".png", ".jpg", ".jpeg")
+
+
+@main.command("report")
+@click.option("--store", "store_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help=f"Results store to report [default: $MSKBENCH_STORE or {DEFAULT_STORE}; without one that "
+                   "exists, a report of --runs / --mouse alone].")
+@click.option("--out", "out_dir", type=click.Path(path_type=Path), default=Path("report"), show_default=True,
+              help="Report directory: index.html, figures/*.png|svg, report.json. It must be new, empty or an "
+                   "earlier report (which is rewritten); any other directory is refused.")
+@click.option("--published", is_flag=True,
+              help="Add the paper's numbers (Table II beside the local columns; Tables XIII-XV in the radar, "
+                   "robustness and smoothness figures).")
+@click.option("--runs", "runs", multiple=True, metavar="DIR",
+              help="Training run directory (from 'mskbench train' or 'mskbench mouse train'), or a folder searched "
+                   "for them, for the learning curves; repeatable, and any further RUN_DIR arguments count too, "
+                   "so '--runs runs/*' works.")
+@click.argument("more_runs", nargs=-1, type=click.Path(path_type=Path), metavar="[RUN_DIR]...")
+@click.option("--success", "success_label", type=click.Choice(["paper", "table-xii"]), default="paper",
+              show_default=True, help="Success label read from the store (as 'mskbench leaderboard --success').")
+@click.option("--figures-only", is_flag=True, help="Write the figures (PNG and SVG) and report.json, no HTML page.")
+@click.option("--heatmap-policy", default=None, metavar="POLICY",
+              help="Roll out one seeded episode per --heatmap-tasks task with POLICY (as 'mskbench eval --policy') "
+                   "for the activation heatmaps (and, with --emg-reference, the EMG envelope overlays).")
+@click.option("--heatmap-tasks", default=None, metavar="T1,T2",
+              help="Tasks of the heatmap rollouts [default: the store's tasks].")
+@click.option("--heatmap-seed", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Seed of the heatmap rollouts (the protocol's episode seed).")
+@click.option("--emg-reference", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
+              help="101-point EMG envelope CSV: the heatmap rollouts of gait tasks (Walk, Run, Stairs) are compared "
+                   "with it and their envelopes drawn.")
+@click.option("--mouse", "mouse_path", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
+              help="The output of 'mskbench mouse eval --policy RUN --json > FILE'.")
+@click.option("--videos", "videos_dir", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
+              help="Folder searched for *.mp4 / *.gif (from 'mskbench render') to link from the page.")
+def report_cmd(store_path, out_dir, published, runs, more_runs, success_label, figures_only, heatmap_policy,
+               heatmap_tasks, heatmap_seed, emg_reference, mouse_path, videos_dir):
+    """Write a static HTML report (no server, no network) of a results store and training runs.
+
+    Sections after the paper's views: the Table II leaderboard, radar charts per family (Fig. 1b),
+    learning curves with peak efficiency (Fig. 2), robustness curves with their AUC (Figs. 3, 5),
+    EMG similarity (Fig. 6), log-jerk bars (Fig. 7), muscle-family recruitment (Figs. 8-9),
+    activation heatmaps on request (Figs. 14-15), the mouse evaluation and links to rollout videos.
+    Every figure is also written as PNG and SVG under OUT/figures. A section without data says what
+    is missing and which command provides it. Needs matplotlib: pip install 'mskbench[report]'.
+    """
+    try:
+        import matplotlib  # noqa: F401  (only checked here; the report modules import it)
+    except ImportError:
+        raise click.ClickException("the report needs matplotlib: pip install 'mskbench[report]'") from None
+    from mskbench.eval.store import StoreError
+    from mskbench.report.build import OutDirError, ReportOptions, build_report, check_out_dir
+
+    all_runs = [*runs, *map(str, more_runs)]
+    if store_path is None:
+        default = Path(os.environ.get("MSKBENCH_STORE", DEFAULT_STORE))
+        if default.exists():
+            store_path = default
+        elif not (all_runs or mouse_path):
+            raise click.UsageError(f"no results store: {default} does not exist; pass --store results.db (from "
+                                   "'mskbench eval' or 'mskbench sweep'), or --runs / --mouse for a report without one")
+    elif not store_path.exists():
+        raise click.BadParameter(f"results store {store_path} does not exist; run 'mskbench eval --store "
+                                 f"{store_path} ...' first", param_hint="--store")
+    try:
+        check_out_dir(out_dir)
+    except OutDirError as exc:
+        raise click.BadParameter(str(exc), param_hint="--out") from None
+    tasks = None
+    if heatmap_tasks is not None:
+        if heatmap_policy is None:
+            raise click.BadParameter("needs --heatmap-policy POLICY", param_hint="--heatmap-tasks")
+        try:
+            tasks = task_list(heatmap_tasks)
+        except click.BadParameter as exc:
+            raise click.BadParameter(exc.message, param_hint="--heatmap-tasks") from None
+    if emg_reference is not None:
+        if heatmap_policy is None:
+            raise click.BadParameter("the EMG envelopes come from the heatmap rollouts: add --heatmap-policy POLICY "
+                                     "--heatmap-tasks Walk", param_hint="--emg-reference")
+        from mskbench.metrics.emg import load_emg_reference
+
+        try:
+            load_emg_reference(emg_reference)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint="--emg-reference") from None
+    if heatmap_policy is not None:
+        from mskbench.eval.protocol import check_policy_spec
+
+        try:
+            check_policy_spec(heatmap_policy)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint="--heatmap-policy") from None
+    options = ReportOptions(store=store_path, out=out_dir, published=published, success_label=success_label,
+                            runs=all_runs, figures_only=figures_only, mouse=mouse_path, videos=videos_dir,
+                            heatmap_policy=heatmap_policy, heatmap_tasks=tasks, heatmap_seed=heatmap_seed,
+                            emg_reference=emg_reference,
+                            command=_report_command(store_path, out_dir, published, all_runs, success_label,
+                                                    figures_only, heatmap_policy, tasks))
+    console = make_console()
+    with progress_bar(console) as progress:
+        job = progress.add_task("building the report", total=None)
+
+        def step(label: str, done: int, total: int) -> None:
+            progress.update(job, description=label, completed=done, total=total)
+            if not console.is_terminal:  # no bar: a plain line per step, on stderr
+                click.echo(f"[{done + 1}/{total}] {label}", err=True)
+
+        try:
+            result = build_report(options, progress=step)
+        except OutDirError as exc:
+            raise click.BadParameter(str(exc), param_hint="--out") from None
+        except StoreError as exc:
+            raise click.ClickException(str(exc)) from None
+        except ValueError as exc:  # an unreadable --mouse file
+            raise click.BadParameter(str(exc), param_hint="--mouse") from None
+    empty = [s.key for s in result.sections if s.status == "missing"]
+    figures = len([p for p in result.figures if p.suffix == ".png"])
+    click.echo(f"wrote {figures} figure(s) as PNG and SVG to {out_dir / 'figures'}")
+    if empty:
+        click.echo(f"{len(empty)} of {len(result.sections)} sections have no data ({', '.join(empty)}); "
+                   "each says what is missing")
+    if result.index is not None:
+        click.echo(f"open {result.index}   (in a browser: {result.index.resolve().as_uri()})")
+
+
+def _report_command(store, out, published, runs, success, figures_only, policy, tasks) -> str:
+    """The ``mskbench report`` command line of these settings, shown on the page."""
+    import shlex
+
+    parts = ["mskbench", "report"]
+    if store is not None:
+        parts += ["--store", str(store)]
+    parts += ["--out", str(out)]
+    parts += ["--published"] if published else []
+    for r in runs:
+        parts += ["--runs", str(r)]
+    parts += ["--success", success] if success != "paper" else []
+    parts += ["--figures-only"] if figures_only else []
+    if policy is not None:
+        parts += ["--heatmap-policy", policy] + (["--heatmap-tasks", ",".join(tasks)] if tasks else [])
+    return " ".join(shlex.quote(p) for p in parts)
+
+
 @main.command("render")
-@click.argument("task")
+@click.argument("task", required=False)
+@click.option("--all", "all_tasks", is_flag=True,
+              help="Every suite task (the paper's 22) in one contact sheet; same as TASK 'all'.")
 @click.option("--policy", "policy_name", type=_policy_choice(), default="zero", show_default=True)
 @click.option("--out", type=click.Path(dir_okay=False, writable=True, path_type=Path), required=True,
-              help="Output video file (.mp4 or .gif).")
+              help="A video of one task (.mp4 or .gif), or a contact sheet of one or more tasks (.png or .jpg).")
+@click.option("--frames", type=click.IntRange(min=1), default=None,
+              help="Contact sheet: frames per task. 1 (default): the initial state, 6 tasks a row. N > 1: a row "
+                   "per task, the initial state and N-1 more evenly spaced over --steps control steps of an "
+                   "episode under --policy.")
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--steps", type=click.IntRange(min=1), default=None,
-              help="Control steps to render (default: one episode, up to the horizon).")
-@click.option("--width", type=click.IntRange(min=16), default=640, show_default=True)
-@click.option("--height", type=click.IntRange(min=16), default=480, show_default=True)
+              help="Control steps to render (default: one episode, up to the task's horizon).")
+@click.option("--width", type=click.IntRange(min=16), default=None,
+              help="Frame width [default: 640 for a video, 320 per contact-sheet tile].")
+@click.option("--height", type=click.IntRange(min=16), default=None,
+              help="Frame height [default: 480 for a video, 240 per contact-sheet tile].")
 @click.option("--overwrite", is_flag=True, help="Replace OUT if it exists.")
-def render_cmd(task: str, policy_name: str, out: Path, seed: int, steps: int | None,
-               width: int, height: int, overwrite: bool) -> None:
-    """Render one episode of TASK offscreen to a video.
+def render_cmd(task: str | None, all_tasks: bool, policy_name: str, out: Path, frames: int | None, seed: int,
+               steps: int | None, width: int | None, height: int | None, overwrite: bool) -> None:
+    """Render TASK offscreen: one episode to a video, or scenes to a contact sheet.
 
-    Without a display, MUJOCO_GL defaults to 'osmesa' when OSMesa is installed
-    (Debian: apt-get install libosmesa6); on a GPU machine set MUJOCO_GL=egl.
+    \b
+    mskbench render Reach --policy random --out reach.mp4     (the task's tracking camera)
+    mskbench render --all --frames 1 --out sheet.png         (every task's initial scene, labelled)
+    mskbench render Stairs,Hurdle --frames 5 --out strip.png (5 frames of an episode per task)
+
+    A contact sheet frames each scene with a free camera that takes in the body and the task's props
+    (mskbench.contact_sheet). Needs 'pip install mskbench[render]'. Without a display, MUJOCO_GL
+    defaults to 'osmesa' when OSMesa is installed (Debian: apt-get install libosmesa6); on a GPU machine
+    set MUJOCO_GL=egl.
     """
+    if all_tasks and task is not None:
+        raise click.UsageError(f"give TASK or --all, not both (got TASK {task!r} and --all)")
+    if not all_tasks and task is None:
+        raise click.UsageError("give a TASK (a task id, a comma-separated list or 'all'; 'mskbench tasks' lists "
+                               "them) or --all")
+    names = task_list(task if task is not None else "all")
+    suffix = out.suffix.lower()
+    if suffix not in VIDEO_SUFFIXES + SHEET_SUFFIXES:
+        raise click.BadParameter(f"unsupported extension {out.suffix!r}; use .mp4 or .gif (a video of one task) "
+                                 f"or .png or .jpg (a contact sheet)", param_hint="--out")
+    sheet = suffix in SHEET_SUFFIXES
+    if not sheet and len(names) != 1:
+        raise click.BadParameter(f"a video shows one task, not {len(names)}; for several tasks write a contact "
+                                 f"sheet (--out sheet.png)", param_hint="--out")
+    if not sheet and frames is not None:
+        raise click.BadParameter("--frames is for a contact sheet (--out .png or .jpg); a video's length is --steps",
+                                 param_hint="--frames")
+    if out.exists() and not overwrite:
+        raise click.UsageError(f"{out} exists; pass --overwrite to replace it")
     gl = os.environ.get("MUJOCO_GL")
     if (gl == "osmesa" or (gl is None and not os.environ.get("DISPLAY"))) and not ctypes.util.find_library("OSMesa"):
         raise click.ClickException(
             "no display and no OSMesa library for offscreen rendering; on Debian/Ubuntu run "
             "'apt-get install libosmesa6' (or set MUJOCO_GL=egl on a machine with a GPU)")
-    if out.exists() and not overwrite:
-        raise click.UsageError(f"{out} exists; pass --overwrite to replace it")
-    if out.suffix.lower() not in (".mp4", ".gif"):
-        raise click.BadParameter(f"unsupported extension {out.suffix!r}; use .mp4 or .gif", param_hint="--out")
+    if sheet:
+        _render_sheet(names, out, frames or 1, steps, policy_name, seed, width or 320, height or 240)
+        return
     try:
         import imageio.v2 as imageio
     except ImportError:
         raise click.ClickException("rendering needs imageio: pip install 'mskbench[render]'") from None
-    names = task_list(task)
-    if len(names) != 1:
-        raise click.BadParameter("render takes one task, not 'all'", param_hint="TASK")
     from mskbench.envs import MSKEnv
     from mskbench.policies import make_policy
 
+    width, height = width or 640, height or 480
     console = make_console()
     env = MSKEnv(names[0], render_mode="rgb_array", width=width, height=height)
     policy = make_policy(policy_name, env.action_space.shape[0], seed=seed)
     n = steps or env.task.horizon
-    frames = []
+    video = []
     try:
         obs, _ = env.reset(seed=seed)
-        frames.append(env.render())
+        video.append(env.render())
         with progress_bar(console) as progress:
             job = progress.add_task(f"rendering {names[0]}", total=n)
             for _ in range(n):
                 obs, _, terminated, truncated, _ = env.step(policy.act(obs))
-                frames.append(env.render())
+                video.append(env.render())
                 progress.advance(job)
                 if terminated or truncated:
                     break
     finally:
         env.close()
     tmp = out.with_name(out.name + ".partial" + out.suffix)
-    imageio.mimsave(tmp, frames, fps=env.metadata["render_fps"] if out.suffix == ".mp4" else 50)
+    imageio.mimsave(tmp, video, fps=env.metadata["render_fps"] if suffix == ".mp4" else 50)
     tmp.replace(out)
-    console.print(f"wrote {len(frames)} frames ({width}x{height}) to {out}")
+    console.print(f"wrote {len(video)} frames ({width}x{height}) to {out}")
+
+
+def _render_sheet(names: list[str], out: Path, frames: int, steps: int | None, policy_name: str, seed: int,
+                  width: int, height: int) -> None:
+    """``mskbench render`` to a contact sheet: a progress bar on a terminal, a line per task otherwise."""
+    try:
+        import PIL  # noqa: F401
+    except ImportError:
+        raise click.ClickException("contact sheets need Pillow: pip install 'mskbench[render]'") from None
+    from mskbench.contact_sheet import contact_sheet
+
+    console = make_console()
+    with progress_bar(console) as progress:
+        job = progress.add_task(f"rendering {len(names)} task{'s' * (len(names) != 1)}", total=len(names))
+
+        def done(name: str) -> None:
+            progress.advance(job)
+            if not console.is_terminal:
+                click.echo(f"rendered {name}", err=True)
+
+        image = contact_sheet(names, frames=frames, steps=steps, policy=policy_name, seed=seed, width=width,
+                              height=height, on_task=done)
+    tmp = out.with_name(out.name + ".partial" + out.suffix)
+    if out.suffix.lower() == ".png":
+        image.save(tmp, format="PNG", optimize=True)
+    else:
+        image.save(tmp, format="JPEG", quality=90)
+    tmp.replace(out)
+    console.print(f"wrote a contact sheet of {len(names)} task{'s' * (len(names) != 1)} × {frames} "
+                  f"frame{'s' * (frames != 1)} ({image.width}x{image.height}) to {out}")
 
 
 if __name__ == "__main__":
