@@ -88,7 +88,9 @@ class StepOut(NamedTuple):
     reward_terms: Mapping[str, Array]  # unweighted, by name
     termination: Array  # index into the env's ``termination_names``; −1 while running
     record: Mapping[str, Array] | None  # with ``record=True``: activation, qvel_joints, touch
-    solved_native: Array  # the task's native solved flag at this step (False for a world that was not stepped)
+    #: The task's native solved flag at this step (False for a world that was not stepped); ``None`` from a
+    #: functional env that has no native signal.
+    solved_native: Array | None = None
 
 
 # -- environments ------------------------------------------------------------------------------
