@@ -40,6 +40,7 @@ from typing import Any
 import numpy as np
 
 from mskbench.envs.vector import checked_actions
+from mskbench.tasks.residual import resolve_base
 
 #: The residual tasks (their periodic evaluation is :func:`residual_evaluation`).
 RESIDUAL_TASKS = ("ResidualWalk", "ResidualRun", "ResidualStairs")
@@ -242,18 +243,3 @@ def train_residual(task: str, base: str, **kwargs: Any):
     if name not in RESIDUAL_TASKS:
         raise ValueError(f"{task!r} is not a residual task; residual tasks: {', '.join(RESIDUAL_TASKS)}")
     return train(name, task_options=options, env_wrapper=ResidualWrapper(), **kwargs)
-
-
-def resolve_base(base: str) -> str:
-    """A base spec as a task records it: a built-in name, or the absolute path of the checkpoint file
-    (a run directory means its best.npz, else its checkpoint.npz)."""
-    from mskbench.agents.checkpoint import checkpoint_path
-    from mskbench.tasks.residual import BUILTIN_BASES
-
-    if base in BUILTIN_BASES:
-        return base
-    path = checkpoint_path(str(base))
-    if path is None:
-        raise ValueError(f"base {base!r} is neither {' nor '.join(BUILTIN_BASES)} nor a checkpoint "
-                         "(.npz file or run directory)")
-    return str(Path(path).resolve())

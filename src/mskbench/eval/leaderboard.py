@@ -86,6 +86,7 @@ __all__ = [
     "FAMILIES",
     "PERTURBATIONS",
     "ResultRow",
+    "check_header",
     "compute_leaderboard",
     "family_task_counts",
     "format_leaderboard",
@@ -180,6 +181,23 @@ def _check_duplicates(rows: Iterable[ResultRow]) -> None:
         seen[row.key] = row
 
 
+def check_header(names: list[str], columns: tuple[str, ...], where: str) -> None:
+    """A ``ValueError`` (``"<where>: bad header (...)"``) unless ``names`` are exactly ``columns``, once each,
+    in any order: it names the missing, unexpected and repeated columns."""
+    missing = [c for c in columns if c not in names]
+    extra = [n for n in names if n not in columns]
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if missing or extra or repeated:
+        parts = []
+        if missing:
+            parts.append(f"missing column(s) {', '.join(missing)}")
+        if extra:
+            parts.append(f"unexpected column(s) {', '.join(map(repr, extra))}")
+        if repeated:
+            parts.append(f"repeated column(s) {', '.join(repeated)}")
+        raise ValueError(f"{where}: bad header ({'; '.join(parts)}); expected exactly the columns {','.join(columns)}")
+
+
 def read_results_csv(path: str | os.PathLike[str]) -> list[ResultRow]:
     """Read and validate a results CSV (see the module docstring for the format).
 
@@ -194,20 +212,7 @@ def read_results_csv(path: str | os.PathLike[str]) -> list[ResultRow]:
         except StopIteration:
             raise ValueError(f"{path}: empty file; expected a header with columns {','.join(COLUMNS)}") from None
         names = [h.strip() for h in header]
-        missing = [c for c in COLUMNS if c not in names]
-        extra = [n for n in names if n not in COLUMNS]
-        dupes = sorted({n for n in names if names.count(n) > 1})
-        if missing or extra or dupes:
-            parts = []
-            if missing:
-                parts.append(f"missing column(s) {', '.join(missing)}")
-            if extra:
-                parts.append(f"unexpected column(s) {', '.join(map(repr, extra))}")
-            if dupes:
-                parts.append(f"repeated column(s) {', '.join(dupes)}")
-            raise ValueError(
-                f"{path}: bad header ({'; '.join(parts)}); expected exactly the columns {','.join(COLUMNS)}"
-            )
+        check_header(names, COLUMNS, str(path))
         index = {name: names.index(name) for name in COLUMNS}
         rows: list[ResultRow] = []
         for cells in reader:

@@ -76,7 +76,7 @@ from dataclasses import dataclass
 from importlib import resources
 
 from mskbench.catalog import FAMILIES, SUITE, task_id
-from mskbench.eval.leaderboard import ResultRow
+from mskbench.eval.leaderboard import ResultRow, check_header
 
 __all__ = [
     "METHODS",
@@ -180,21 +180,7 @@ def _records(name: str, lines: list[str], columns: tuple[str, ...]) -> Iterator[
             continue
         cells = [c.strip() for c in next(csv.reader([line]))]
         if header is None:
-            missing = [c for c in columns if c not in cells]
-            extra = [c for c in cells if c not in columns]
-            repeated = sorted({c for c in cells if cells.count(c) > 1})
-            if missing or extra or repeated:
-                parts = []
-                if missing:
-                    parts.append(f"missing column(s) {', '.join(missing)}")
-                if extra:
-                    parts.append(f"unexpected column(s) {', '.join(map(repr, extra))}")
-                if repeated:
-                    parts.append(f"repeated column(s) {', '.join(repeated)}")
-                raise ValueError(
-                    f"{name}: line {number}: bad header ({'; '.join(parts)}); "
-                    f"expected exactly the columns {','.join(columns)}"
-                )
+            check_header(cells, columns, f"{name}: line {number}")
             header = cells
             continue
         if len(cells) != len(header):

@@ -105,20 +105,30 @@ BUILTIN_BASES = {"zero": 0.0, "passive": -1.0}
 _BASE_CACHE: dict[tuple, Any] = {}
 
 
+def resolve_base(base: str) -> str:
+    """A base spec as a task records it: a built-in name, or the absolute path of the checkpoint file
+    (a run directory means its best.npz, else its checkpoint.npz)."""
+    if base in BUILTIN_BASES:
+        return base
+    from mskbench.agents.checkpoint import checkpoint_path
+
+    path = checkpoint_path(str(base))
+    if path is None:
+        raise ValueError(f"base {base!r} is neither {' nor '.join(BUILTIN_BASES)} nor a checkpoint "
+                         "(.npz file or run directory)")
+    return str(Path(path).resolve())
+
+
 def load_base(spec: str, layout, obs_size: int):
     """The frozen base policy ``spec``: ``None`` for a built-in constant, else the
     :class:`~mskbench.agents.base.PolicyCheckpoint` (its layout checked against ``layout``). Loaded
     checkpoints are cached per file, modification time and layout (one compile per process)."""
     if spec in BUILTIN_BASES:
         return None
-    from mskbench.agents.checkpoint import checkpoint_path, load
     from mskbench.agents.base import layout_json
+    from mskbench.agents.checkpoint import load
 
-    path = checkpoint_path(str(spec))
-    if path is None:
-        raise ValueError(f"base {spec!r} is neither {' nor '.join(BUILTIN_BASES)} nor a checkpoint "
-                         "(.npz file or run directory)")
-    path = Path(path).resolve()
+    path = Path(resolve_base(spec))
     key = (str(path), path.stat().st_mtime_ns, layout_json(layout), obs_size)
     if key not in _BASE_CACHE:
         _BASE_CACHE[key] = load(path, layout, obs_size)

@@ -62,27 +62,8 @@ class WalkReference:
     @classmethod
     def build(cls, model: mujoco.MjModel, handles: BodyHandles, default_qpos: np.ndarray,
               period_s: float = 1.1, speed_mps: float = 1.2, n_samples: int = 200) -> "WalkReference":
-        if period_s <= 0 or n_samples < 8:
-            raise ValueError(f"period_s must be > 0 and n_samples >= 8, got {period_s}, {n_samples}")
-        phases = np.arange(n_samples) / n_samples
-        q_rows, qd_rows = [], []
-        splines = {k: _periodic_spline(v) for k, v in GAIT_KNOTS.items()}
-        adr = {}
-        for side, shift in (("r", 0.0), ("l", 0.5)):
-            for joint in GAIT_KNOTS:
-                jid = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, f"{joint}_{side}")
-                adr[(joint, side)] = (int(model.jnt_qposadr[jid]), int(model.jnt_dofadr[jid]), shift)
-        for phi in phases:
-            qpos = default_qpos.copy()
-            qvel = np.zeros(model.nv)
-            for (joint, _side), (qa, da, shift) in adr.items():
-                p = (phi + shift) % 1.0
-                qpos[qa] = splines[joint](p)
-                qvel[da] = splines[joint](p, 1) / period_s
-            handles.couplings.apply(qpos, handles.qvel_of_qpos, qvel)
-            q_rows.append(qpos[handles.joint_qpos])
-            qd_rows.append(qvel[handles.joint_dof])
-        return cls(period_s, speed_mps, np.array(q_rows), np.array(qd_rows))
+        q_table, qdot_table = gait_tables(model, handles, default_qpos, GAIT_KNOTS, period_s, n_samples)
+        return cls(period_s, speed_mps, q_table, qdot_table)
 
     @property
     def n_samples(self) -> int:
@@ -120,8 +101,8 @@ class WalkReference:
 def gait_tables(model: mujoco.MjModel, handles: BodyHandles, default_qpos: np.ndarray,
                 knots: dict[str, list[tuple[float, float]]], period_s: float,
                 n_samples: int = 200) -> tuple[np.ndarray, np.ndarray]:
-    """``(q_table, qdot_table)`` of a gait given by sagittal knots, as :meth:`WalkReference.build`
-    tabulates :data:`GAIT_KNOTS`: ``knots`` maps a joint's base name (``hip_flexion``, ...) to its
+    """``(q_table, qdot_table)`` of a gait given by sagittal knots (:meth:`WalkReference.build` tabulates
+    :data:`GAIT_KNOTS` with it): ``knots`` maps a joint's base name (``hip_flexion``, ...) to its
     right-leg knots (stride fraction, rad), the left leg runs the same curve half a stride later,
     every other joint stays at ``default_qpos``, the couplings are resolved sample by sample, and
     ``qdot`` is the spline's derivative for a stride of ``period_s`` seconds."""
