@@ -175,13 +175,13 @@ class LatentData:
 
     def save(self, path: str | Path) -> Path:
         """Write the ``.npz`` (atomically: a temporary file, then a rename)."""
+        from mskbench.agents.base import savez_atomic
+
         path = Path(path)
-        tmp = path.with_name(path.name + ".tmp.npz")
-        np.savez(tmp, format=np.array(FORMAT), format_version=np.array(FORMAT_VERSION), actions=self.actions,
-                 states=self.states, moments=self.moments, moment_index=self.moment_index, priors=self.priors,
-                 observations=self.observations, episode=self.episode, step=self.step,
-                 meta=np.array(json.dumps(self.meta)))
-        tmp.replace(path)
+        savez_atomic(path, dict(format=np.array(FORMAT), format_version=np.array(FORMAT_VERSION),
+                                actions=self.actions, states=self.states, moments=self.moments,
+                                moment_index=self.moment_index, priors=self.priors, observations=self.observations,
+                                episode=self.episode, step=self.step, meta=np.array(json.dumps(self.meta))))
         return path
 
     @classmethod

@@ -230,31 +230,30 @@ class LatentModel:
     def _dense(self, values, jnp):
         return dense_moments(values, jnp.asarray(self.moment_index), self.config.n_muscles, self.config.nv, jnp)
 
+    def _network_fn(self, method: str | None) -> Callable:
+        """``f(params, x, states, moments)``: the network (or one of its methods) on ``x`` with the scaled
+        priors, states and dense moments, in JAX."""
+        _, _, jnp, _ = _flax()
+        net = network(self.config)
+        scaling = {k: jnp.asarray(v) for k, v in self.scaling.items()}
+        P0 = jnp.asarray(self.priors)
+        kwargs = {} if method is None else {"method": method}
+
+        def f(params, x, states, moments):
+            P, S, M = scale_inputs(scaling, P0, states, moments)
+            return net.apply(params, x, P, S, M, **kwargs)
+
+        return f
+
     def prior_fn(self) -> Callable:
         """``f(params, actions, states, moments) -> â`` in JAX (``moments`` dense, ``(..., muscles, nv)``)."""
         _, _, jnp, _ = _flax()
-        net = network(self.config)
-        scaling = {k: jnp.asarray(v) for k, v in self.scaling.items()}
-        P0 = jnp.asarray(self.priors)
-
-        def f(params, actions, states, moments):
-            P, S, M = scale_inputs(scaling, P0, states, moments)
-            return net.apply(params, jnp.clip(actions, -1.0, 1.0), P, S, M)
-
-        return f
+        apply = self._network_fn(None)
+        return lambda params, actions, states, moments: apply(params, jnp.clip(actions, -1.0, 1.0), states, moments)
 
     def decode_fn(self) -> Callable:
         """``f(params, z, states, moments) -> â`` in JAX (the decoder alone, ``moments`` dense)."""
-        _, _, jnp, _ = _flax()
-        net = network(self.config)
-        scaling = {k: jnp.asarray(v) for k, v in self.scaling.items()}
-        P0 = jnp.asarray(self.priors)
-
-        def f(params, z, states, moments):
-            P, S, M = scale_inputs(scaling, P0, states, moments)
-            return net.apply(params, z, P, S, M, method="decode")
-
-        return f
+        return self._network_fn("decode")
 
     def hard_filter(self) -> Callable:
         """``f(params, actions, states, moments, delta) -> (env actions, L_dev, â)``: Eqs. 23-27 in JAX,
