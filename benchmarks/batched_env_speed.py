@@ -2,9 +2,13 @@
 
     python benchmarks/batched_env_speed.py --task Walk --impl cpu --num-envs 8 --steps 40
     python benchmarks/batched_env_speed.py --task Walk --impl warp --num-envs 4096 --steps 100   # on a GPU
+    python benchmarks/batched_env_speed.py --task Walk --impl cpu --num-envs 8 --latent z64.npz  # through the map
 
 Zero actions with auto-reset; the first (compiling) step is timed apart. The
 CPU env reference is one ``MSKEnv`` on one core (``--cpu-steps``, 0 to skip).
+With ``--latent MODEL`` (a ``mskbench latent fit`` file) the worlds act through
+hard-mode latent filtering inside the step (:class:`~mskbench.agents.latent.batched.LatentBatchedEnv`,
+with the deviation penalty); compare with a run without it for the map's cost.
 """
 
 from __future__ import annotations
@@ -24,6 +28,8 @@ def main() -> None:
     ap.add_argument("--num-envs", type=int, default=8)
     ap.add_argument("--steps", type=int, default=40)
     ap.add_argument("--cpu-steps", type=int, default=300)
+    ap.add_argument("--latent", default=None, help="a latent model file: step through the hard-mode map")
+    ap.add_argument("--tube", type=float, default=0.25)
     args = ap.parse_args()
 
     import jax
@@ -33,7 +39,13 @@ def main() -> None:
     from mskbench.jax_env import make
 
     t0 = time.perf_counter()
-    env = make(args.task, num_envs=args.num_envs, impl=args.impl)
+    env = make(args.task, num_envs=args.num_envs, impl=args.impl, muscle_moments=args.latent is not None)
+    if args.latent is not None:
+        from mskbench.agents.latent import PenaltySchedule
+        from mskbench.agents.latent.batched import LatentBatchedEnv
+        from mskbench.agents.latent.model import LatentModel
+
+        env = LatentBatchedEnv(env, LatentModel.load(args.latent), args.tube, schedule=PenaltySchedule())
     build_s = time.perf_counter() - t0
     actions = jnp.zeros((args.num_envs, 416), jnp.float32)
     t0 = time.perf_counter()
@@ -48,7 +60,7 @@ def main() -> None:
     run_s = time.perf_counter() - t0
     row = {"task": args.task, "impl": args.impl, "num_envs": args.num_envs, "device": str(jax.devices()[0]),
            "cpu_cores": os.cpu_count(), "build_s": round(build_s, 2), "compile_and_first_step_s": round(first_s, 2),
-           "batched_steps_per_s": round(args.num_envs * args.steps / run_s, 1)}
+           "batched_steps_per_s": round(args.num_envs * args.steps / run_s, 1), "latent": args.latent}
     if args.cpu_steps > 0:
         cpu = MSKEnv(args.task)
         cpu.reset(seed=0)

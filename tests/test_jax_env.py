@@ -117,16 +117,24 @@ def test_mjx_data_gives_the_cpu_signals(task):
 
 @pytest.mark.slow
 def test_mjx_stepping_matches_mujoco_c_on_a_small_muscle_model(forelimb_worlds):
-    """MJX (pure JAX) and MuJoCo C step the forelimb alike, per-world gains and all."""
+    """MJX (pure JAX) and MuJoCo C step the forelimb alike, per-world gains and all; the muscles' moment
+    nonzeros (MJX keeps the matrix dense) come out in MuJoCo C's order."""
     from mskbench.sim.host import HostPhysics
     from mskbench.sim.mjx import MjxPhysics
+    from mskbench.sim.muscles import MOMENT_FIELD
 
     w = forelimb_worlds
-    (d_mjx, bad_mjx), (d_c, bad_c) = (w.roll(p(w.model, w.muscle_ids, 4), w.gain) for p in (MjxPhysics, HostPhysics))
+    mjx_physics = MjxPhysics(w.model, w.muscle_ids, 4, moments=True)
+    (d_mjx, bad_mjx), (d_c, bad_c) = (w.roll(p, w.gain) for p in
+                                      (mjx_physics, HostPhysics(w.model, w.muscle_ids, 4, moments=True)))
     # The first step flags the exploding world on both backends (the env then resets it).
     assert list(bad_mjx) == list(bad_c) == [False, False, True]
     q_mjx, q_c = np.asarray(d_mjx.qpos), np.asarray(d_c["qpos"])
     np.testing.assert_allclose(q_mjx[:2], q_c[:2], atol=2e-4)
+    m_mjx = np.asarray(jax.vmap(lambda d: getattr(mjx_physics.fields(d), MOMENT_FIELD))(d_mjx))
+    m_c = np.asarray(d_c[MOMENT_FIELD])
+    assert m_c.shape == (3, mjx_physics.moment_pattern.nnz) and np.abs(m_c[:2]).max() > 1e-4
+    np.testing.assert_allclose(m_mjx[:2], m_c[:2], atol=1e-6)
     # The weaker muscles of world 1 make a visible difference (the check above is not vacuous).
     d_nominal, _ = w.roll(HostPhysics(w.model, w.muscle_ids, 4), None)
     assert np.abs(np.asarray(d_nominal["qpos"])[1] - q_c[1]).max() > 1e-3

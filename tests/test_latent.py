@@ -1,6 +1,8 @@
 """Latent-action RL, hard mode (App. A-G): the tube clip and Eqs. 23/26 round trip, the deviation
 penalty's decay (Eqs. 27-28) in NumPy and under jax.jit, the reconstruction statistics, the encoder-decoder's
-shapes and a tiny fit, the moment features, and collect -> fit -> train --latent --tube -> eval through the CLI."""
+shapes and a tiny fit, the moment features (MuJoCo C; MJX and MuJoCo Warp in tests/test_jax_env.py and
+tests/test_warp_backend.py), collect -> fit -> train --latent
+--tube -> eval through the CLI, and the same map inside the batched JAX env's step."""
 
 from __future__ import annotations
 
@@ -254,3 +256,81 @@ def test_wrapper_penalises_exactly_the_tube_violation(latent_files):
         wrapped.close()
         twin.close()
     assert resumed_steps(latent_files[0] / "run") == 100
+
+
+# -- on the batched JAX env -------------------------------------------------------------------------------
+def test_batched_env_maps_and_penalises_as_the_cpu_map(latent_files):
+    """LatentBatchedEnv (inside the jitted step) = the NumPy LatentActionMap on the same S and M, and its
+    reward = the task's for the executed action − λ_t · L_dev with λ_t of its transition counter."""
+    from mskbench.agents.latent.batched import DEVIATION_TERM, LatentBatchedEnv
+    from mskbench.agents.latent.data import MuscleFeatures
+    from mskbench.agents.latent.model import LatentModel
+    from mskbench.agents.latent.wrapper import LatentActionMap
+    from mskbench.envs.cpu_env import MSKEnv
+    from mskbench.envs.jax_env import TaskJaxEnv
+
+    model = LatentModel.load(latent_files[2])
+    env = TaskJaxEnv("Stand", 2, impl="cpu", muscle_moments=True, reset_bank=2)
+    wrapped = LatentBatchedEnv(env, model, tube=0.05, schedule=PenaltySchedule(), steps=1_000_000)
+    assert wrapped.action_size == 416 and wrapped.termination_names == env.termination_names
+    state = wrapped.reset_to([7, 8])
+    states, values = jax.vmap(env.muscle_features)(state.worlds.data)
+    # The batched worlds' features are the CPU env's at the same episode start.
+    cpu = MSKEnv("Stand")
+    try:
+        cpu.reset(seed=7)
+        feats = MuscleFeatures(cpu.model, cpu.handles)
+        np.testing.assert_allclose(np.asarray(values[0]), feats.moments(cpu.data), rtol=1e-6, atol=1e-9)
+        np.testing.assert_allclose(np.asarray(states[0]), feats.states(cpu.data), rtol=1e-5, atol=1e-6)
+        np.testing.assert_array_equal(feats.index, env.moment_pattern.index)
+    finally:
+        cpu.close()
+    a = np.random.default_rng(0).uniform(-1, 1, (2, 416)).astype(np.float32)
+    executed, dev, _ = LatentActionMap(model, 0.05)(a, np.asarray(states), np.asarray(values))
+    assert np.all(dev > 0)
+    new, out = wrapped.step(state, a)
+    twin, raw = env.step(env.reset_to([7, 8]), executed.astype(np.float32))
+    np.testing.assert_allclose(np.asarray(out.reward_terms[DEVIATION_TERM]), dev, rtol=1e-4, atol=1e-7)
+    lam = PenaltySchedule()(1_000_000)
+    np.testing.assert_allclose(np.asarray(out.reward), np.asarray(raw.reward) - lam * dev, rtol=1e-5)
+    np.testing.assert_allclose(np.asarray(out.obs), np.asarray(raw.obs), atol=1e-4)
+    assert int(new.transitions) == 1_000_002
+    # Without a schedule (evaluation) the reward is the task's; mode="latent" acts on z.
+    plain = LatentBatchedEnv(env, model, tube=0.05)
+    _, out = plain.step(plain.reset_to([7, 8]), a)
+    np.testing.assert_allclose(np.asarray(out.reward), np.asarray(raw.reward), rtol=1e-5)
+    assert LatentBatchedEnv(env, model, mode="latent").action_size == 4
+    with pytest.raises(ValueError, match="muscle_moments=True"):
+        LatentBatchedEnv(TaskJaxEnv("Stand", 1, impl="cpu", reset_bank=1), model)
+
+
+@pytest.mark.slow
+def test_train_latent_on_the_batched_backend_and_evaluate_on_the_cpu(latent_files):
+    """``train --latent --backend jax``: the map in the device rollout and the batched evaluation; the run's
+    evaluation agrees with ``mskbench latent eval`` on the CPU env and with the protocol's ``mskbench eval``
+    (CPU and batched) of its checkpoint (same physics with ``--impl cpu``)."""
+    from click.testing import CliRunner
+
+    from mskbench.cli import main
+
+    run = latent_files[0] / "run-jax"
+    runner = CliRunner()
+    result = runner.invoke(main, ["train", "Stand", "--latent", str(latent_files[2]), "--tube", "0.1", "--backend",
+                                  "jax", "--impl", "cpu", "--out", str(run), "--steps", "32", "--num-envs", "2",
+                                  "--rollout", "16", "--hidden", "16", "--minibatch", "16", "--epochs", "1",
+                                  "--eval-every-steps", "32", "--eval-episodes", "1"])
+    assert result.exit_code == 0, result.output
+    assert "2 worlds (jax, cpu)" in result.output
+    rows = [json.loads(line) for line in (run / "eval_log.jsonl").read_text().splitlines()]
+    assert rows[-1]["steps"] == 32 and rows[-1]["eval"]["episodes"] == 1
+    expected = rows[-1]["eval"]["mean_return"]
+    result = runner.invoke(main, ["latent", "eval", str(run), "--episodes", "1", "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)["mean_return"] == pytest.approx(expected, rel=1e-4)
+    # The protocol (CPU workers, and batched) runs a latent run's checkpoint through the map it trained with.
+    for backend in (["--backend", "cpu"], ["--backend", "jax", "--impl", "cpu"]):
+        result = runner.invoke(main, ["eval", "--policy", str(run), "--task", "Stand", "--episodes", "1", "--seed",
+                                      "10000", "--method", "latent", "--store", str(run / f"{backend[1]}.db"),
+                                      "--json", *backend])
+        assert result.exit_code == 0, result.output
+        assert json.loads(result.stdout)["Stand"]["return_mean"] == pytest.approx(expected, rel=1e-4)

@@ -70,10 +70,12 @@ def test_forelimb_stepping_matches_mujoco_c_with_per_world_gains(forelimb_worlds
     w = forelimb_worlds
     qpos_c = {}
     for label, g in (("gains", w.gain), ("nominal", None)):
-        d_w, bad_w = w.roll(WarpPhysics(w.model, w.muscle_ids, 4), g)
-        d_c, bad_c = w.roll(HostPhysics(w.model, w.muscle_ids, 4), g)
+        d_w, bad_w = w.roll(WarpPhysics(w.model, w.muscle_ids, 4, moments=True), g)
+        d_c, bad_c = w.roll(HostPhysics(w.model, w.muscle_ids, 4, moments=True), g)
         assert list(bad_w) == list(bad_c) == [False, False, True]
-        for name in ("qpos", "qvel", "act", "actuator_length", "actuator_force", "xpos", "xmat", "cvel"):
+        # muscle_moments: MuJoCo Warp's compressed actuator_moment, gathered in MuJoCo C's pattern.
+        for name in ("qpos", "qvel", "act", "actuator_length", "actuator_force", "xpos", "xmat", "cvel",
+                     "muscle_moments"):
             np.testing.assert_allclose(np.asarray(d_w[name])[:2], np.asarray(d_c[name])[:2], atol=2e-5, err_msg=name)
         qpos_c[label] = np.asarray(d_c["qpos"])
     # World 1's weaker muscles move it visibly (the gain checks above are not vacuous); world 0 is nominal in both.

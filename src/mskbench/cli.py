@@ -600,7 +600,8 @@ def _settings(pairs: tuple[str, ...]) -> dict:
               help="Latent-action RL, hard mode (App. A-G): every muscle action is clipped into a tube around the "
                    "prior this encoder-decoder (mskbench latent fit) decodes from it and the muscle states, and "
                    "the reward pays the decaying deviation penalty (Eqs. 23-28); the evaluation runs through the "
-                   "same filter (afterwards: mskbench latent eval OUT). --backend cpu only.")
+                   "same filter (afterwards: mskbench latent eval OUT). Any --backend: on jax the map runs inside "
+                   "the batched step.")
 @click.option("--tube", type=click.FloatRange(0.0, 1.0), default=None,
               help="Tube radius delta of --latent, in activation units [default: 0.25, the authors'].")
 def train_cmd(task, algo, out_dir, steps, backend, impl, num_envs, rollout, hidden, minibatch, epochs, learning_rate,
@@ -645,7 +646,7 @@ def train_cmd(task, algo, out_dir, steps, backend, impl, num_envs, rollout, hidd
         config.update({"hidden": (hidden,) * layers, ("value_hidden" if ppo else "critic_hidden"): (hidden,) * layers})
     tuner = _agentic_tuner(agentic, agentic_every, agentic_timeout, backend)
     residual, task_options = _residual_base(names[0], base, tuner)
-    prior = _latent_prior(latent_model, tube, backend, tuner or residual)
+    prior = _latent_prior(latent_model, tube, tuner or residual)
     run = run_training(names[0], out_dir=out_dir, algo=algo, backend=backend, impl=impl, steps=steps, seed=seed,
                        resume=resume, time_limit_s=time_limit, eval_episodes=eval_episodes,
                        eval_every_steps=eval_every_steps, eval_env=eval_env, env_wrapper=tuner or residual or prior,
@@ -680,7 +681,7 @@ def _residual_base(task, base, tuner):
         raise click.BadParameter(str(exc), param_hint="--base") from None
 
 
-def _latent_prior(model, tube, backend, other):
+def _latent_prior(model, tube, other):
     """The latent-action filter of ``train --latent`` (None without it); option errors as usage errors."""
     if model is None:
         if tube is not None:
@@ -688,9 +689,6 @@ def _latent_prior(model, tube, backend, other):
         return None
     if other is not None:
         raise click.BadParameter("--latent cannot be combined with --agentic or --base", param_hint="--latent")
-    if backend != "cpu":
-        raise click.BadParameter("latent-action RL trains on --backend cpu (the batched env does not expose the "
-                                 "moment matrix)", param_hint="--latent")
     from mskbench.agents.latent.core import DEFAULT_TUBE
     from mskbench.paradigms.latent import LatentPrior
 

@@ -75,7 +75,8 @@ class EnvWrapper(Protocol):
     ``resume`` once the run directory exists; returns the env the algorithm trains on. ``settings`` are
     recorded in ``run.json`` (``env_wrapper``); a resumed run must have the same. A wrapper that changes
     the executed actions (:class:`mskbench.paradigms.latent.LatentPrior`) also has
-    ``evaluation(task, episodes, eval_env, impl) -> Evaluation``, which replaces the run's evaluation."""
+    ``evaluation(task, episodes, eval_env, impl) -> Evaluation``, which replaces the run's evaluation,
+    and may have ``batched_env_options``, keyword arguments of the batched training env it needs."""
 
     @property
     def settings(self) -> dict[str, Any]: ...
@@ -184,13 +185,14 @@ def _check_choice(name: str, value: str, choices) -> None:
 
 
 # -- environments and evaluations ---------------------------------------------------------------------
-def make_env(task: Task, backend: str, num_envs: int, *, impl: str = "warp", seed: int = 0):
+def make_env(task: Task, backend: str, num_envs: int, *, impl: str = "warp", seed: int = 0,
+             batched_options: Mapping[str, Any] | None = None):
     """The training environment: a :class:`~mskbench.envs.vector.MSKVectorEnv` (``cpu``) or a
-    :class:`~mskbench.envs.jax_env.TaskJaxEnv` (``jax``)."""
+    :class:`~mskbench.envs.jax_env.TaskJaxEnv` (``jax``, with ``batched_options``)."""
     if backend == "jax":
         from mskbench.envs.jax_env import TaskJaxEnv
 
-        return TaskJaxEnv(task, num_envs, impl=impl, seed=seed)
+        return TaskJaxEnv(task, num_envs, impl=impl, seed=seed, **dict(batched_options or {}))
     from mskbench.envs.vector import MSKVectorEnv
 
     return MSKVectorEnv(task, num_envs=num_envs)
@@ -328,7 +330,8 @@ def train(task: str | Task, algo: str = "ppo", *, backend: str = "cpu", impl: st
     if out_dir is not None:
         _check_run_dir(out_dir, settings, resume)
 
-    env = make_env(task_obj, backend, cfg.num_envs, impl=impl, seed=seed)
+    env = make_env(task_obj, backend, cfg.num_envs, impl=impl, seed=seed,
+                   batched_options=getattr(env_wrapper, "batched_env_options", None))
     evaluation = EVALUATIONS.get(name, protocol_evaluation)(task_obj, eval_episodes, eval_env, impl)
     if callable(getattr(env_wrapper, "evaluation", None)):  # an action map: evaluate the policy through it
         evaluation = env_wrapper.evaluation(task_obj, eval_episodes, eval_env, impl)  # type: ignore[union-attr]

@@ -61,6 +61,7 @@ from mskbench.envs.perturbations import Perturbation, draw_muscle_gain, muscle_g
 from mskbench.envs.action_map import check_action_map, excitation
 from mskbench.envs.protocols import Bank, State, StepOut, World
 from mskbench.sim.batched import NACONMAX_PER_WORLD, NJMAX, check_fits, check_impl, make_physics
+from mskbench.sim.muscles import MOMENT_FIELD, muscle_states
 from mskbench.sim.state import StateView
 from mskbench.tasks import InitContext, Task, make_task
 from mskbench.tasks.base import InitialState, KeyRandom, step_signals
@@ -117,6 +118,10 @@ class TaskJaxEnv:
     action_map:
         ``"linear"`` (default, the paper's ``(a+1)/2``) or ``"myosuite"`` (the original code's
         logistic; :mod:`mskbench.envs.action_map`), as the CPU environment.
+    muscle_moments:
+        Worlds also carry the muscles' moment nonzeros, so :meth:`muscle_features` can read the
+        muscle states S and moment matrix M a latent-action decoder is conditioned on
+        (:mod:`mskbench.sim.muscles`; costs one gather per step and the nonzeros' memory).
     """
 
     def __init__(self, task: str | Task = "Stand", num_envs: int = 1024, *, impl: str = "jax",
@@ -124,7 +129,8 @@ class TaskJaxEnv:
                  reward_weights: Mapping[str, float] | None = None, vary_gain: bool | None = None,
                  reset_bank: int | None = None, seed: int = 0, task_kwargs: Mapping[str, Any] | None = None,
                  memory_bytes: int | None = None, naconmax_per_world: int = NACONMAX_PER_WORLD,
-                 njmax: int | None = NJMAX, check_memory: bool = True, action_map: str = "linear"):
+                 njmax: int | None = NJMAX, check_memory: bool = True, action_map: str = "linear",
+                 muscle_moments: bool = False):
         jax, jnp = _jax()
         check_impl(impl)
         self.action_map = check_action_map(action_map)
@@ -155,7 +161,9 @@ class TaskJaxEnv:
                                 default_qpos(self.model, self.handles), self.control_dt_s)
         self.task.bind(self._ctx)
         self.physics = make_physics(self.model, self.handles.muscle_ids, frame_skip, impl, handles=self.handles,
-                                    naconmax_per_world=naconmax_per_world, njmax=njmax)
+                                    naconmax_per_world=naconmax_per_world, njmax=njmax, moments=muscle_moments)
+        #: Where the muscles' moment nonzeros are (:class:`~mskbench.sim.muscles.MomentPattern`), or None.
+        self.moment_pattern = self.physics.moment_pattern if muscle_moments else None
         if check_memory:  # MuJoCo Warp allocates outside JAX's memory pool and says what is free itself
             free = getattr(self.physics, "free_bytes", lambda: None)()
             check_fits(self.num_envs, self.physics.bytes_per_world, what=f"{self.task.name} worlds ({impl})",
@@ -273,6 +281,18 @@ class TaskJaxEnv:
         return State(state.worlds, bank, jnp.zeros((), jnp.int32), jnp.zeros((), jnp.int32), key)
 
     # -- one world -------------------------------------------------------------------------------
+    def muscle_features(self, d):
+        """``(S, M)`` of one world's physics ``d`` (vmap it over worlds): the muscle states
+        ``(muscles, 4)`` and the moment nonzeros ``(nnz,)`` in :attr:`moment_pattern`'s order. Needs
+        ``muscle_moments=True``."""
+        _, jnp = _jax()
+        if self.moment_pattern is None:
+            raise ValueError("this environment was made without muscle_moments=True; its worlds do not carry "
+                             "the moment matrix")
+        f = self.physics.fields(d)
+        states = muscle_states(f, self.handles.muscle_ids, self.handles.muscle_act_adr, jnp)
+        return states, jnp.asarray(getattr(f, MOMENT_FIELD), jnp.float32)
+
     def _view(self, d):
         _, jnp = _jax()
         return StateView(self.physics.fields(d), self.handles, jnp)

@@ -61,7 +61,7 @@ import math
 import time
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -204,6 +204,13 @@ def _runner(env, act: Callable, steps: int):
     return jax.jit(run, donate_argnums=donate)
 
 
+def _with_world_keys(state, keys):
+    """``state`` with its worlds' PRNG keys replaced (a wrapper's state holds the env's as ``inner``)."""
+    if hasattr(state, "inner"):
+        return state._replace(inner=_with_world_keys(state.inner, keys))
+    return state._replace(worlds=state.worlds._replace(key=keys))
+
+
 def _run_chunk(env, runner, steps: int, params, units: list[Unit], width: int,
                emg_reference) -> list[dict]:
     """Run ``units`` (padded to ``width`` worlds) to the end and return their records."""
@@ -217,7 +224,7 @@ def _run_chunk(env, runner, steps: int, params, units: list[Unit], width: int,
     state = env.reset_to(seeds, action_std=[p.action_noise_std for p in perts],
                          gain_range=[p.muscle_gain_range for p in perts])
     env_keys, pol_keys = unit_keys(seeds)
-    state = state._replace(worlds=state.worlds._replace(key=jnp.asarray(env_keys)))
+    state = _with_world_keys(state, jnp.asarray(env_keys))
     pkeys = jnp.asarray(pol_keys)
     obs_std = jnp.asarray([p.observation_noise_std for p in perts], jnp.float32)
 
@@ -301,6 +308,12 @@ def run_units_batched(units: Iterable[Unit], spec: JobSpec | str, store, *, impl
         raise ValueError(f"chunk_steps must be >= 1, got {chunk_steps}")
     policy_spec = spec.policy if isinstance(spec, JobSpec) else str(spec)
     policy = batched_policy(policy_spec)
+    ckpt = checkpoint_path(policy_spec)
+    latent = None
+    if ckpt is not None:
+        from mskbench.agents.latent.wrapper import latent_filter_of
+
+        latent = latent_filter_of(ckpt)
     if emg_reference is None and isinstance(spec, JobSpec):
         emg_reference = spec.emg_reference
     emg_reference = _load_emg(emg_reference)
@@ -317,7 +330,12 @@ def run_units_batched(units: Iterable[Unit], spec: JobSpec | str, store, *, impl
     for task, group in by_task.items():
         width = min(batch_size, len(group))
         vary_gain = any(u.perturbation == "dynamics" and u.scale > 0 for u in group)
-        env = TaskJaxEnv((tasks or {}).get(task, task), num_envs=width, impl=impl, vary_gain=vary_gain, reset_bank=1)
+        env: Any = TaskJaxEnv((tasks or {}).get(task, task), num_envs=width, impl=impl, vary_gain=vary_gain, reset_bank=1,
+                         muscle_moments=latent is not None)
+        if latent is not None:  # a latent run's checkpoint acts through its map, inside the step
+            from mskbench.agents.latent.batched import LatentBatchedEnv
+
+            env = LatentBatchedEnv(env, latent.model, latent.tube, latent.mode)
         steps = min(chunk_steps, env.task.horizon)
         runner = _runner(env, policy.bind(env), steps)
         params = policy.params()

@@ -61,12 +61,18 @@ def _emg_reference(path: str | None):
 def _policy(spec: str, env, unit: Unit):
     """The unit's policy. A checkpoint is deterministic, so it is loaded (and its
     network compiled) once per worker and task; other policies are built per unit
-    because the unit's seed drives them."""
-    if checkpoint_path(spec) is None:
+    because the unit's seed drives them. A latent run's checkpoint acts through the
+    map its run trained with (:func:`~mskbench.agents.latent.wrapper.latent_filter_of`)."""
+    ckpt = checkpoint_path(spec)
+    if ckpt is None:
         return load_policy(spec, env, unit.seed)
     key = (spec, unit.task)
     if key not in _CHECKPOINT_POLICIES:
-        _CHECKPOINT_POLICIES[key] = load_policy(spec, env, unit.seed)
+        from mskbench.agents.latent.wrapper import LatentFilteredPolicy, latent_filter_of
+
+        policy = load_policy(spec, env, unit.seed)
+        flt = latent_filter_of(ckpt)
+        _CHECKPOINT_POLICIES[key] = policy if flt is None else LatentFilteredPolicy(policy, env, flt)
     return _CHECKPOINT_POLICIES[key]
 
 

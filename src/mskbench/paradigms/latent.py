@@ -7,10 +7,12 @@ the evaluation protocol.
 
 * :func:`collect_expert` — ``mskbench latent collect``: (state, action) data from a built-in, a
   checkpoint or run directory of any trainer, or ``package.module:factory``.
-* :class:`LatentPrior` — ``mskbench train TASK --latent MODEL --tube R``: wraps the CPU training env in a
-  :class:`~mskbench.agents.latent.wrapper.LatentActionWrapper` (a resumed run's ``λ_t`` continues from the
-  checkpoint's steps) and evaluates the policy through the map (:meth:`LatentPrior.evaluation`), so the
-  periodic evaluation and ``best.npz`` judge what the body executes. ``run.json`` records the model file
+* :class:`LatentPrior` — ``mskbench train TASK --latent MODEL --tube R``: wraps the training env in a
+  :class:`~mskbench.agents.latent.wrapper.LatentActionWrapper` (CPU) or a
+  :class:`~mskbench.agents.latent.batched.LatentBatchedEnv` (``--backend jax``, any ``--impl``; a resumed
+  run's ``λ_t`` continues from the checkpoint's steps) and evaluates the policy through the map
+  (:meth:`LatentPrior.evaluation`, on the CPU or batched), so the periodic evaluation and ``best.npz``
+  judge what the body executes. ``run.json`` records the model file
   and its SHA-256, the tube, the mode and the penalty schedule; a resume with another model is refused.
 * :func:`evaluate_through` — ``mskbench latent eval``: deterministic episodes of any policy through the
   filter (the task's return, no penalty).
@@ -18,7 +20,6 @@ the evaluation protocol.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -26,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from mskbench.agents.latent.core import DEFAULT_TUBE, PenaltySchedule
-from mskbench.agents.latent.wrapper import MODES, LatentActionWrapper, LatentFilteredEnv, check_tube
+from mskbench.agents.latent.wrapper import MODES, LatentActionWrapper, LatentFilteredEnv, check_tube, sha256_of
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -58,14 +59,6 @@ def collect_expert(task: str, policy: Any, *, steps: int, seed: int = 0, noise_s
     return data
 
 
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
 class LatentPrior:
     """Hard-mode latent-action RL for a training run: the ``env_wrapper`` of :func:`mskbench.training.train`.
 
@@ -73,9 +66,14 @@ class LatentPrior:
     0.25, the authors'); ``schedule``: Eq. 28's ``λ_t``; ``mode``: ``"hard"``
     (the paper's) or ``"latent"`` (the learner outputs ``z``). Called with
     ``(env, out_dir, resume)`` it returns the
-    :class:`~mskbench.agents.latent.wrapper.LatentActionWrapper` of the CPU
-    training env; :meth:`evaluation` is the run's periodic evaluation through the map.
+    :class:`~mskbench.agents.latent.wrapper.LatentActionWrapper` of a CPU
+    vector env, or the :class:`~mskbench.agents.latent.batched.LatentBatchedEnv`
+    of a batched env (made with :attr:`batched_env_options`, so its worlds carry
+    the moment matrix); :meth:`evaluation` is the run's periodic evaluation through the map.
     """
+
+    #: What :func:`mskbench.training.train` passes to the batched training env it makes.
+    batched_env_options = {"muscle_moments": True}
 
     def __init__(self, model: str | Path, tube: float = DEFAULT_TUBE, schedule: PenaltySchedule | None = None,
                  mode: str = "hard"):
@@ -90,7 +88,7 @@ class LatentPrior:
             raise ValueError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
         self.mode = mode
         self.schedule = schedule if schedule is not None else PenaltySchedule()
-        self.sha256 = _sha256(self.path)
+        self.sha256 = sha256_of(self.path)
         self.wrapper: LatentActionWrapper | None = None
 
     @property
@@ -100,23 +98,33 @@ class LatentPrior:
                 "latent_dim": self.model.latent_dim, "tube": self.tube, "mode": self.mode,
                 "penalty": self.schedule.as_dict()}
 
-    def __call__(self, env: Any, out_dir: Path | None, resume: bool = False) -> LatentActionWrapper:
+    def __call__(self, env: Any, out_dir: Path | None, resume: bool = False) -> Any:
         steps = resumed_steps(out_dir) if resume and out_dir is not None else 0
-        self.wrapper = LatentActionWrapper(env, self.model, self.tube, self.schedule, self.mode, steps)
-        return self.wrapper
+        if getattr(env, "envs", None):
+            self.wrapper = LatentActionWrapper(env, self.model, self.tube, self.schedule, self.mode, steps)
+            return self.wrapper
+        from mskbench.agents.latent.batched import LatentBatchedEnv
+
+        return LatentBatchedEnv(env, self.model, self.tube, self.mode, self.schedule, steps)
 
     def evaluation(self, task: Any, episodes: int, eval_env: str, impl: str) -> "Evaluation":
         """Deterministic episodes from the protocol's seeds 10000, 10001, ... through the map; best by the
         task's mean return (the protocol's rule)."""
-        if eval_env != "cpu":
-            raise ValueError("latent-action RL evaluates on the CPU env (eval_env='cpu'); the batched env "
-                             "does not expose the moment matrix")
-        from mskbench.envs.cpu_env import MSKEnv
-        from mskbench.eval.episodes import run_episode
         from mskbench.training import EVAL_SEED, Evaluation
 
-        env = LatentFilteredEnv(MSKEnv(type(task)(task.config)), self.model, self.tube, self.mode)
         seeds = [EVAL_SEED + i for i in range(episodes)]
+        if eval_env == "jax":  # one world per episode, as the protocol's batched evaluation
+            from mskbench.agents.jax_eval import BatchedEvaluator
+            from mskbench.agents.latent.batched import LatentBatchedEnv
+            from mskbench.envs.jax_env import TaskJaxEnv
+
+            batched = TaskJaxEnv(type(task)(task.config), episodes, impl=impl, reset_bank=1, muscle_moments=True)
+            return Evaluation(BatchedEvaluator(LatentBatchedEnv(batched, self.model, self.tube, self.mode), seeds),
+                              "mean_return", False)
+        from mskbench.envs.cpu_env import MSKEnv
+        from mskbench.eval.episodes import run_episode
+
+        env = LatentFilteredEnv(MSKEnv(type(task)(task.config)), self.model, self.tube, self.mode)
 
         def evaluate(policy) -> dict:
             results = [run_episode(env, policy, s) for s in seeds]  # type: ignore[arg-type]

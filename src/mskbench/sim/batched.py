@@ -22,6 +22,13 @@ vmapped call into one host call for the whole batch):
   elsewhere);
 * ``bytes_per_world`` — the memory one world's data takes on the device.
 
+With ``moments=True`` a world also has the field ``muscle_moments``
+(:data:`mskbench.sim.muscles.MOMENT_FIELD`): the muscles' nonzeros of
+``actuator_moment`` in the order of the backend's ``moment_pattern``
+(:class:`~mskbench.sim.muscles.MomentPattern`, read from MuJoCo C), the same
+numbers in the same places on every backend. Latent-action RL conditions its
+decoder on them.
+
 Backends (``impl``):
 
 ``"jax"``
@@ -66,22 +73,25 @@ def check_impl(impl: str) -> str:
 
 
 def make_physics(model: mujoco.MjModel, muscle_ids, frame_skip: int, impl: str = "jax", *,
-                 handles=None, naconmax_per_world: int = NACONMAX_PER_WORLD, njmax: int | None = NJMAX):
-    """The batched physics backend ``impl`` for ``model`` (buffer sizes: MuJoCo Warp only)."""
+                 handles=None, naconmax_per_world: int = NACONMAX_PER_WORLD, njmax: int | None = NJMAX,
+                 moments: bool = False):
+    """The batched physics backend ``impl`` for ``model`` (buffer sizes: MuJoCo Warp only; ``moments``:
+    worlds carry the muscles' moment nonzeros)."""
     check_impl(impl)
     if frame_skip < 1:
         raise ValueError(f"frame_skip must be >= 1, got {frame_skip}")
     if impl == "cpu":
         from mskbench.sim.host import HostPhysics
 
-        return HostPhysics(model, muscle_ids, frame_skip, handles=handles)
+        return HostPhysics(model, muscle_ids, frame_skip, handles=handles, moments=moments)
     if impl == "warp":
         from mskbench.sim.mjwarp import WarpPhysics
 
-        return WarpPhysics(model, muscle_ids, frame_skip, naconmax_per_world=naconmax_per_world, njmax=njmax)
+        return WarpPhysics(model, muscle_ids, frame_skip, naconmax_per_world=naconmax_per_world, njmax=njmax,
+                           moments=moments)
     from mskbench.sim.mjx import MjxPhysics
 
-    return MjxPhysics(model, muscle_ids, frame_skip)
+    return MjxPhysics(model, muscle_ids, frame_skip, moments=moments)
 
 
 def device_memory_bytes() -> tuple[int | None, str]:

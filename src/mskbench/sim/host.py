@@ -24,8 +24,9 @@ from types import SimpleNamespace
 import mujoco
 import numpy as np
 
-from mskbench.sim.worlds import VIEW_FIELDS, FieldView, tree_where
 from mskbench.sim.cpu import CpuSimulator
+from mskbench.sim.muscles import MOMENT_FIELD, MomentPattern
+from mskbench.sim.worlds import VIEW_FIELDS, FieldView, tree_where
 
 _OVERFLOW_WARNINGS = (mujoco.mjtWarning.mjWARN_CONTACTFULL, mujoco.mjtWarning.mjWARN_CNSTRFULL)
 
@@ -61,7 +62,7 @@ class HostPhysics:
     impl = "cpu"
 
     def __init__(self, model: mujoco.MjModel, muscle_ids, frame_skip: int, *, handles=None,
-                 threads: int | None = None):
+                 threads: int | None = None, moments: bool = False):
         if handles is None:
             handles = SimpleNamespace(muscle_ids=np.asarray(muscle_ids))
         if threads is None:
@@ -76,6 +77,10 @@ class HostPhysics:
         self._n_state = self.sim.state_size()
         d = self.sim.data
         self._shapes = {k: np.shape(getattr(d, k)) for k in VIEW_FIELDS}
+        #: Where the muscles' moment nonzeros are (``moments=True``), else None.
+        self.moment_pattern = MomentPattern.of_model(model, muscle_ids) if moments else None
+        if self.moment_pattern is not None:
+            self._shapes[MOMENT_FIELD] = (self.moment_pattern.nnz,)
         self.bytes_per_world = int(8 * self._n_state + 4 * sum(int(np.prod(s)) for s in self._shapes.values()) + 2)
 
     # -- host side ---------------------------------------------------------------------------
@@ -94,8 +99,10 @@ class HostPhysics:
     def _read(self, sim, out, i):
         d = sim.data
         out["state"][i] = encode_f64(sim.get_state()[None])[0]
-        for k in self._shapes:
+        for k in VIEW_FIELDS:
             out[k][i] = getattr(d, k)
+        if self.moment_pattern is not None:
+            out[MOMENT_FIELD][i] = self.moment_pattern.values(d)
 
     def _parallel(self, n: int, work) -> None:
         """``work(sim, start, stop)`` over contiguous slices of ``n`` worlds, one simulator each."""

@@ -41,9 +41,10 @@ from typing import Any
 import mujoco
 import numpy as np
 
+from mskbench.sim.cpu import CpuSimulator
+from mskbench.sim.muscles import MOMENT_FIELD, MomentPattern
 from mskbench.sim.worlds import (NACONMAX_PER_WORLD, NJMAX, VIEW_FIELDS, FieldView, float32_initial, tree_where,
                                   unstable)
-from mskbench.sim.cpu import CpuSimulator
 
 #: The per-world state: everything that determines the next step, laid out as the CPU simulator's
 #: ``get_state`` (``mj_getState``), so a state moves between the two backends as it is.
@@ -96,6 +97,10 @@ class WarpPhysics:
         Buffer sizes: contacts per world (MuJoCo Warp pools them across the
         batch) and constraint rows per world. A full buffer is reported as
         ``overflow`` by :meth:`step_one`.
+    moments:
+        Worlds also carry the muscles' moment nonzeros (``muscle_moments``): MuJoCo Warp keeps
+        ``actuator_moment`` in MuJoCo C's compressed rows, copied out and gathered by the pattern
+        (checked against MuJoCo C's when the buffers are allocated).
     graph_mode:
         Warp's CUDA graph mode for the FFI call, a name of
         ``warp.JaxCallableGraphMode`` (on the CPU no graph is used). Default:
@@ -108,7 +113,7 @@ class WarpPhysics:
 
     def __init__(self, model: mujoco.MjModel, muscle_ids, frame_skip: int, *,
                  naconmax_per_world: int = NACONMAX_PER_WORLD, njmax: int | None = NJMAX,
-                 graph_mode: str | None = None):
+                 graph_mode: str | None = None, moments: bool = False):
         import jax
 
         wp, mjw = warp_imports()
@@ -126,6 +131,10 @@ class WarpPhysics:
         d = mujoco.MjData(model)
         self._shapes = {k: np.shape(getattr(d, k)) for k in VIEW_FIELDS}
         self._shapes["qacc"] = (model.nv,)
+        #: Where the muscles' moment nonzeros are (``moments=True``), else None.
+        self.moment_pattern = MomentPattern.of_model(model, muscle_ids) if moments else None
+        if self.moment_pattern is not None:
+            self._shapes["actuator_moment"] = (int(model.nJmom),)
         # Every output of a call, in the FFI function's order: Warp dtype and per-world Warp shape
         # (a vector-valued field has the vector as its dtype: one array axis fewer than MuJoCo's).
         vector = _output_types(wp)
@@ -215,6 +224,11 @@ class WarpPhysics:
             for kind in ("forward", "step"):
                 self._run(kind, gains, state, ctrl, gain, out)
             wp.synchronize_device(device)
+            if self.moment_pattern is not None:
+                d = self._worlds[(str(device), nworld, gains)][1]
+                if not self.moment_pattern.same_pattern(d.moment_rownnz.numpy()[0], d.moment_colind.numpy()[0]):
+                    raise RuntimeError("MuJoCo Warp's actuator_moment pattern differs from MuJoCo C's; "
+                                       "the muscle-moment features cannot be read on impl='warp'")
 
     def _make_fn(self, kind: str, gains: bool):
         """The Python function behind one FFI call. Warp reads its arguments' names and types off its
@@ -276,6 +290,8 @@ class WarpPhysics:
         outs = self._calls[kind, gains](*[jnp.asarray(a, jnp.float32)[None] for a in args], g, output_dims=dims)
         new = {k: v[0] for k, v in zip(self._outputs, outs)}
         new["xmat"] = new["xmat"].reshape(self._shapes["xmat"])
+        if self.moment_pattern is not None:
+            new[MOMENT_FIELD] = self.moment_pattern.of_compressed(new.pop("actuator_moment"))
         return new
 
     def init_one(self, prepared, gain_scale=None):

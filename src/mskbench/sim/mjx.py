@@ -9,8 +9,9 @@ from __future__ import annotations
 import mujoco
 import numpy as np
 
-from mskbench.sim.worlds import float32_initial, unstable
+from mskbench.sim.muscles import MOMENT_FIELD, MomentPattern
 from mskbench.sim.parity import warn_if_skewed
+from mskbench.sim.worlds import float32_initial, unstable
 
 
 def mjx_imports():
@@ -33,14 +34,18 @@ def field(d, name: str):
 
 
 class MjxFields:
-    """``StateView``'s view of one MJX world."""
+    """``StateView``'s view of one MJX world (``muscle_moments`` gathered from MJX's dense
+    ``actuator_moment`` when a moment pattern is given)."""
 
-    __slots__ = ("_d",)
+    __slots__ = ("_d", "_pattern")
 
-    def __init__(self, d):
+    def __init__(self, d, pattern: MomentPattern | None = None):
         self._d = d
+        self._pattern = pattern
 
     def __getattr__(self, name):
+        if name == MOMENT_FIELD and self._pattern is not None:
+            return self._pattern.of_dense(field(self._d, "actuator_moment"))
         return field(self._d, name)
 
 
@@ -54,7 +59,7 @@ class MjxPhysics:
 
     impl = "jax"
 
-    def __init__(self, model: mujoco.MjModel, muscle_ids, frame_skip: int):
+    def __init__(self, model: mujoco.MjModel, muscle_ids, frame_skip: int, *, moments: bool = False):
         jax, jnp, mjx = mjx_imports()
         warn_if_skewed(model)
         self.model = model
@@ -70,6 +75,8 @@ class MjxPhysics:
         self._gain0 = jnp.asarray(model.actuator_gainprm[muscle_ids, 2], jnp.float32)
         self._bias0 = jnp.asarray(model.actuator_biasprm[muscle_ids, 2], jnp.float32)
         self.bytes_per_world = int(sum(np.asarray(x).nbytes for x in jax.tree_util.tree_leaves(self.data0)))
+        #: Where the muscles' moment nonzeros are (``moments=True``; MJX keeps the matrix dense), else None.
+        self.moment_pattern = MomentPattern.of_model(model, muscle_ids) if moments else None
 
     # -- interface -------------------------------------------------------------------------
     prepare_initial = staticmethod(float32_initial)
@@ -99,7 +106,7 @@ class MjxPhysics:
         """Nothing to allocate ahead for this backend."""
 
     def fields(self, d):
-        return MjxFields(d)
+        return MjxFields(d, self.moment_pattern)
 
     @staticmethod
     def where(cond, a, b):

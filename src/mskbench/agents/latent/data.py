@@ -40,6 +40,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from mskbench.sim import muscles as _muscles
+from mskbench.sim.muscles import N_PRIOR, N_STATE, PRIOR_NAMES, STATE_NAMES, dense_moments
+
 if TYPE_CHECKING:
     import mujoco
 
@@ -48,39 +51,18 @@ if TYPE_CHECKING:
 
 FORMAT = "mskbench-latent-data"
 FORMAT_VERSION = 1
-N_PRIOR = 5
-N_STATE = 4
-PRIOR_NAMES = ("range_lo", "range_hi", "f0_kN", "length_lo_m", "length_hi_m")
-STATE_NAMES = ("length_m", "velocity_mps", "force_kN", "activation")
 #: Samples the authors collect per task (``collect_expert_data.py --samples``).
 DEFAULT_SAMPLES = 50_000
 
 
 def muscle_priors(model: "mujoco.MjModel", handles: "BodyHandles") -> np.ndarray:
-    """P: ``(muscles, 5)`` float32 — operating range (2), F0 in kN, actuator length range (2, m)."""
-    m = handles.muscle_ids
-    return np.stack([model.actuator_gainprm[m, 0], model.actuator_gainprm[m, 1],
-                     model.actuator_gainprm[m, 2] / 1000.0,
-                     model.actuator_lengthrange[m, 0], model.actuator_lengthrange[m, 1]], axis=1).astype(np.float32)
+    """P: ``(muscles, 5)`` float32 (:func:`mskbench.sim.muscles.muscle_priors`)."""
+    return _muscles.muscle_priors(model, handles.muscle_ids)
 
 
 def muscle_states(data: "mujoco.MjData", handles: "BodyHandles") -> np.ndarray:
-    """S: ``(muscles, 4)`` float32 — length (m), velocity (m/s), force / 1000, activation."""
-    m = handles.muscle_ids
-    return np.stack([data.actuator_length[m], data.actuator_velocity[m], data.actuator_force[m] / 1000.0,
-                     data.act[handles.muscle_act_adr]], axis=1).astype(np.float32)
-
-
-def dense_moments(values: Any, index: Any, n_muscles: int, nv: int, xp: Any) -> Any:
-    """M ``(..., muscles, nv)`` from its nonzeros ``values`` ``(..., nnz)`` at flat ``index`` (NumPy or JAX)."""
-    lead = values.shape[:-1]
-    flat_size = n_muscles * nv
-    if xp is np:
-        out = np.zeros((*lead, flat_size), dtype=values.dtype)
-        out[..., index] = values
-    else:
-        out = xp.zeros((*lead, flat_size), dtype=values.dtype).at[..., index].set(values)
-    return out.reshape(*lead, n_muscles, nv)
+    """S: ``(muscles, 4)`` float32 (:func:`mskbench.sim.muscles.muscle_states`)."""
+    return _muscles.muscle_states(data, handles.muscle_ids, handles.muscle_act_adr, np)
 
 
 class MuscleFeatures:
@@ -88,56 +70,31 @@ class MuscleFeatures:
 
     ``moments(data)`` returns the nonzeros of the muscles' rows of
     ``actuator_moment`` in the order of :attr:`index` (flat indices into
-    ``muscles × nv``); the sparsity pattern is read from the first data it
-    sees and checked at every call (a model whose pattern changed is an error).
+    ``muscles × nv``, :class:`~mskbench.sim.muscles.MomentPattern`); the
+    sparsity pattern is read from the first data it sees and checked at every
+    call (a model whose pattern changed is an error).
     """
 
     def __init__(self, model: "mujoco.MjModel", handles: "BodyHandles"):
+        self.model = model
         self.handles = handles
         self.n_muscles = int(len(handles.muscle_ids))
         self.nv = int(model.nv)
         self.priors = muscle_priors(model, handles)
-        self._src: np.ndarray | None = None
-        self.index: np.ndarray | None = None
-        self._pattern: tuple[np.ndarray, np.ndarray] | None = None
+        self.pattern: _muscles.MomentPattern | None = None
 
-    @staticmethod
-    def _sparse(data: "mujoco.MjData") -> bool:
-        """MuJoCo >= 3.1 keeps ``actuator_moment`` in compressed rows (``moment_rownnz/rowadr/colind``)."""
-        return hasattr(data, "moment_colind")
-
-    def _bind(self, data: "mujoco.MjData") -> None:
-        ids = self.handles.muscle_ids
-        if self._sparse(data):
-            rownnz, rowadr = np.asarray(data.moment_rownnz), np.asarray(data.moment_rowadr)
-            colind = np.asarray(data.moment_colind)
-            src, dst = [], []
-            for row, m in enumerate(ids):
-                span = np.arange(rowadr[m], rowadr[m] + rownnz[m])
-                src.append(span)
-                dst.append(row * self.nv + colind[span])
-            self._src = np.concatenate(src).astype(np.int64)
-            self.index = np.concatenate(dst).astype(np.int32)
-            self._pattern = (rownnz.copy(), colind.copy())
-        else:  # a dense actuator_moment (older MuJoCo): every entry of the muscles' rows
-            self._src = (ids[:, None] * self.nv + np.arange(self.nv)[None, :]).reshape(-1).astype(np.int64)
-            self.index = np.arange(self.n_muscles * self.nv, dtype=np.int32)
-            self._pattern = None
+    @property
+    def index(self) -> np.ndarray | None:
+        return None if self.pattern is None else self.pattern.index
 
     def states(self, data: "mujoco.MjData") -> np.ndarray:
         return muscle_states(data, self.handles)
 
     def moments(self, data: "mujoco.MjData") -> np.ndarray:
         """The nonzeros of M, ``(nnz,)`` float32, in the order of :attr:`index`."""
-        if self._src is None:
-            self._bind(data)
-        elif self._pattern is not None:
-            rownnz, colind = self._pattern
-            if not (np.array_equal(rownnz, data.moment_rownnz) and np.array_equal(colind, data.moment_colind)):
-                raise RuntimeError("the sparsity pattern of actuator_moment changed during the run; "
-                                   "the moment features assume MuJoCo's fixed, model-given pattern")
-        assert self._src is not None
-        return np.asarray(data.actuator_moment).reshape(-1)[self._src].astype(np.float32)
+        if self.pattern is None:
+            self.pattern = _muscles.MomentPattern.of_data(self.model, data, self.handles.muscle_ids)
+        return self.pattern.values(data)
 
     def dense(self, values: np.ndarray) -> np.ndarray:
         """M ``(..., muscles, nv)`` from :meth:`moments` values."""

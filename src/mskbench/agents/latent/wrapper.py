@@ -15,16 +15,20 @@ outputs ``z ∈ [−1, 1]^latent`` itself and the executed action is the decoded
 ``2 â − 1`` (no tube, no deviation).
 
 :class:`mskbench.paradigms.latent.LatentPrior` ties it to a training run
-(``mskbench train TASK --latent MODEL --tube R``). The batched JAX env does not
-expose the moment matrix (its worlds carry
-:data:`mskbench.sim.worlds.VIEW_FIELDS` only), so training runs on
-``--backend cpu``; :meth:`~mskbench.agents.latent.model.LatentModel.hard_filter`
-is the same map as a pure JAX function for a jitted step given S and M.
+(``mskbench train TASK --latent MODEL --tube R``). On the batched JAX env the same
+map runs inside the jitted step (:class:`mskbench.agents.latent.batched.LatentBatchedEnv`).
+
+:class:`LatentFilteredPolicy` puts the map on the policy's side instead (it reads S and M of the env it
+acts in), so the evaluation protocol (``mskbench eval --policy RUN``) runs a latent run's checkpoint
+through the map its run trained with (:func:`latent_filter_of`).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+import hashlib
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -199,3 +203,81 @@ class LatentFilteredEnv:
 
 
 __all__ = ["MODES", "LatentActionMap", "LatentActionWrapper", "LatentFilteredEnv"]
+
+
+# -- a trained run's filter, for the evaluation protocol ----------------------------------------------------
+def sha256_of(path: str | Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+class LatentFilter(NamedTuple):
+    """The map a latent run trained through: its model, tube and mode."""
+
+    model: "LatentModel"
+    tube: float
+    mode: str
+
+
+def latent_filter_of(checkpoint: str | Path) -> LatentFilter | None:
+    """The latent map of the run a checkpoint belongs to (its directory's ``run.json`` records
+    ``env_wrapper.paradigm == "latent"``), or None for any other checkpoint. The model must still be the
+    file the run trained with (same SHA-256); otherwise a ``ValueError`` says which."""
+    from mskbench.agents.latent.model import LatentModel
+
+    run_json = Path(checkpoint).parent / "run.json"
+    if not run_json.is_file():
+        return None
+    try:
+        wrapper = json.loads(run_json.read_text()).get("env_wrapper") or {}
+    except (OSError, json.JSONDecodeError):
+        return None
+    if wrapper.get("paradigm") != "latent":
+        return None
+    path = Path(wrapper["model"])
+    if not path.is_file():
+        raise ValueError(f"{checkpoint} was trained through the latent model {path}, which no longer exists")
+    if wrapper.get("model_sha256") and sha256_of(path) != wrapper["model_sha256"]:
+        raise ValueError(f"{checkpoint} was trained through the latent model {path}, which has changed since "
+                         "(its SHA-256 differs from run.json's)")
+    return LatentFilter(LatentModel.load(path), check_tube(wrapper.get("tube", DEFAULT_TUBE)),
+                        wrapper.get("mode", "hard"))
+
+
+class LatentFilteredPolicy:
+    """A policy acting through the latent map in the CPU env it acts in.
+
+    Each action is mapped with S and M of ``env``'s current state (the state the action is chosen in), as
+    :class:`LatentFilteredEnv` does before stepping, so the protocol's episode of this policy in ``env`` is
+    the filtered env's; action noise is then added to the executed action by the env, as there. Observation
+    noise goes between ``normalize_observation`` and ``act_normalized`` of the wrapped policy.
+    """
+
+    def __init__(self, policy: Any, env: "MSKEnv", flt: LatentFilter):
+        from mskbench.policies import as_policy
+
+        self.policy = as_policy(policy)
+        self.env = env
+        self.map = LatentActionMap(flt.model, flt.tube, flt.mode)
+        self.features = _features([env], flt.model)[0]
+
+    def _filter(self, action: Any) -> np.ndarray:
+        data = self.env.data
+        a = np.asarray(action, np.float64).reshape(1, -1)
+        executed, _, _ = self.map(a, self.features.states(data)[None], self.features.moments(data)[None])
+        return executed[0]
+
+    def reset(self, seed: int | None = None) -> None:
+        self.policy.reset(seed)
+
+    def normalize_observation(self, obs: np.ndarray) -> np.ndarray:
+        return self.policy.normalize_observation(obs)
+
+    def act_normalized(self, x: np.ndarray) -> np.ndarray:
+        return self._filter(self.policy.act_normalized(x))
+
+    def act(self, obs: np.ndarray) -> np.ndarray:
+        return self._filter(self.policy.act(obs))
