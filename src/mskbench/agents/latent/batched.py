@@ -162,6 +162,10 @@ class LatentBatchedEnv:
         """:meth:`TaskJaxEnv.reset_to <mskbench.envs.jax_env.TaskJaxEnv.reset_to>` (evaluation starts)."""
         return self._counter(self.env.reset_to(seeds, **kwargs))
 
+    def reset_to_states(self, inits: Sequence[Any], **kwargs: Any) -> LatentState:
+        """:meth:`TaskJaxEnv.reset_to_states <mskbench.envs.jax_env.TaskJaxEnv.reset_to_states>`."""
+        return self._counter(self.env.reset_to_states(inits, **kwargs))
+
     def _step(self, state: LatentState, actions: Any, auto_reset: bool = True,
               record: bool = False) -> tuple[LatentState, StepOut]:
         import jax
