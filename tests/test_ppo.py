@@ -286,3 +286,86 @@ def test_an_encoder_decoder_checkpoint_without_a_layout_is_refused(tmp_path):
     load_policy(tmp_path / "checkpoint.npz", env.obs_layout, env.obs_size)  # with its layout: fine
     with pytest.raises(ValueError, match="written before checkpoints recorded their observation layout"):
         load_policy(tmp_path / "old.npz", env.obs_layout, env.obs_size)
+
+
+class WideActionEnv(TargetVectorEnv):
+    """416 actions (MyoFullBody's muscle count), reward −mean(a²): PPO's log-ratio sums over all of them."""
+
+    def __init__(self, num_envs=4, dim=416):
+        super().__init__(num_envs)
+        self.action_size = dim
+
+    def step(self, actions):
+        obs, _, terminated, truncated, info = super().step(actions[:, :2])
+        return obs, -np.mean(actions ** 2, axis=1), terminated, truncated, info
+
+
+def _wide_cfg(**kw):
+    return PPOConfig(num_envs=4, total_steps=4 * 64 * 2, num_steps=64, epochs=10, minibatch_size=64,
+                     learning_rate=1e-2, hidden=(256, 256), value_hidden=(32, 32), seed=0, **kw)
+
+
+def test_the_ratio_of_a_far_moved_policy_stays_finite(monkeypatch):
+    """On 416 muscles one aggressive update can move log π by hundreds of nats (measured on TrackWalk at
+    lr 3e-4: 590 after one iteration), past float32's exp: the ratio comes from the log-ratio clamped to
+    ±LOG_RATIO_LIMIT, so the loss and the update stay finite; unclamped, the same update is NaN."""
+    import jax
+
+    import mskbench.agents.ppo as ppo
+
+    def one_update():
+        cfg = PPOConfig(num_envs=4, num_steps=16, epochs=1, minibatch_size=64, hidden=(32,), value_hidden=(8,))
+        act, _, _, update = ppo.make_functions(cfg, None)
+        params = ppo.init_params(jax.random.PRNGKey(0), cfg, 3, 416, None)
+        rng = np.random.default_rng(0)
+        obs = rng.normal(size=(64, 3)).astype(np.float32)
+        actions, logp, _ = act(params, obs, jax.random.PRNGKey(1))
+        data = {"obs": obs, "actions": np.asarray(actions), "logp": np.asarray(logp) - 200.0,  # 200 nats moved
+                "adv": rng.normal(size=64).astype(np.float32), "returns": np.zeros(64, np.float32)}
+        new, _, stats = update(params, ppo.adam_init(params), data, jax.random.PRNGKey(2))
+        return ppo._finite(new), stats
+
+    finite, stats = one_update()
+    assert finite and np.isfinite(float(stats["approx_kl"])) and np.isfinite(float(stats["grad_norm"]))
+    monkeypatch.setattr(ppo, "LOG_RATIO_LIMIT", float("inf"))
+    finite, stats = one_update()
+    assert not finite and not np.isfinite(float(stats["grad_norm"]))
+
+
+def test_a_non_finite_policy_is_refused_before_it_reaches_the_checkpoint(tmp_path, monkeypatch):
+    import jax
+
+    import mskbench.agents.ppo as ppo
+
+    cfg = PPOConfig(num_envs=4, total_steps=64, num_steps=16, epochs=1, minibatch_size=32, hidden=(8,),
+                    value_hidden=(8,))
+    train(TargetVectorEnv(num_envs=4), cfg, out_dir=tmp_path)
+    before = (tmp_path / "checkpoint.npz").read_bytes()
+    make = ppo.make_functions
+
+    def poisoned(cfg, split):
+        act, value_fn, det, update = make(cfg, split)
+
+        def bad_update(params, opt_state, data, key):
+            params, opt_state, stats = update(params, opt_state, data, key)
+            return jax.tree_util.tree_map(lambda x: x * np.nan, params), opt_state, stats
+        return act, value_fn, det, bad_update
+
+    monkeypatch.setattr(ppo, "make_functions", poisoned)
+    with pytest.raises(RuntimeError, match=r"update of iteration 2 made the policy non-finite .* lower learning_rate"):
+        train(TargetVectorEnv(num_envs=4), PPOConfig(**{**cfg.__dict__, "total_steps": 128}), out_dir=tmp_path,
+              resume=True)
+    assert (tmp_path / "checkpoint.npz").read_bytes() == before
+    assert len((tmp_path / "eval_log.jsonl").read_text().splitlines()) == 1
+
+
+def test_target_kl_stops_the_epochs_at_the_first_minibatch_past_it(tmp_path):
+    rows = []
+    train(WideActionEnv(), _wide_cfg(target_kl=1e-12), on_iteration=rows.append)
+    # The first minibatch of every iteration starts at the rollout's policy (KL 0); the second is past 1.5e-12.
+    assert all(0 < r["updates_applied"] < 0.1 for r in rows)
+    rows = []
+    train(WideActionEnv(), _wide_cfg(), on_iteration=rows.append)
+    assert all(r["updates_applied"] == 1.0 for r in rows)
+    with pytest.raises(ValueError, match="target_kl must be > 0"):
+        PPOConfig(target_kl=0.0)

@@ -64,6 +64,13 @@ PRESETS: dict[tuple[str, str], dict[str, dict[str, Any]]] = {
         "cpu": {"num_envs": 32, "num_steps": 64},
         "jax": {"num_envs": 4096, "num_steps": 64},
     },
+    # The tracking prior and the residual policies (the paper and the original code give no PPO settings
+    # for them; our choice, docs/residual.md). Measured on TrackWalk's first PPO iteration (4 worlds x 256
+    # steps): Table XVI's lr 3e-4 with 10 epochs moved the mean action by 0.2 per muscle (a third of the
+    # initial std) in the first epoch and log π by up to 590 nats after ten: the ratio overflowed and the
+    # update was NaN. At lr 3e-5, 4 epochs and initial log-std −1: 0.02 per muscle, at most 14 nats.
+    **{("ppo", task): {"all": {"learning_rate": 3e-5, "epochs": 4, "init_log_std": -1.0}}
+       for task in ("TrackWalk", "TrackRun", "TrackStairs", "ResidualWalk", "ResidualRun", "ResidualStairs")},
 }
 #: Iterations between the mouse imitation's evaluations unless ``eval_every_steps`` is given.
 MOUSE_EVAL_EVERY_ITERATIONS = 20

@@ -78,6 +78,9 @@ class PPOConfig:
     encoder_blocks: str = "task/reference"
     num_envs: int = 8  # Table XVI: 8 parallel environments
     seed: int = 0
+    #: Stop an iteration's epochs at the first minibatch whose approx_kl exceeds 1.5 × this (Stable-Baselines3's
+    #: rule; the minibatch is not applied). None: every minibatch of every epoch is applied (Table XVI).
+    target_kl: float | None = None
 
     def __post_init__(self):
         if self.policy not in ("mlp", "encoder_decoder"):
@@ -85,6 +88,8 @@ class PPOConfig:
         for name in ("total_steps", "num_steps", "epochs", "minibatch_size", "latent_size", "num_envs"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+        if self.target_kl is not None and not self.target_kl > 0:
+            raise ValueError(f"target_kl must be > 0 (or None), got {self.target_kl}")
         self.hidden = tuple(self.hidden)
         self.value_hidden = tuple(self.value_hidden)
         self.encoder_hidden = tuple(self.encoder_hidden)
@@ -240,6 +245,10 @@ def adam_update(grads, state, params, lr, max_norm, b1=0.9, b2=0.999, eps=1e-8):
 
 
 # -- the learner ---------------------------------------------------------------------------
+#: Bound on |log π_new − log π_old| before the ratio's exp (see ``loss_fn``).
+LOG_RATIO_LIMIT = 20.0
+
+
 def make_functions(cfg: PPOConfig, split: ObsSplit | None):
     """Jitted ``act`` (rollout step) and ``update`` (one PPO iteration's epochs)."""
     jax, jnp = _jax()
@@ -265,7 +274,10 @@ def make_functions(cfg: PPOConfig, split: ObsSplit | None):
     def loss_fn(params, batch, key):
         mean, kl = policy_mean(params, batch["obs"], cfg, split, key)
         logp = gaussian_logp(batch["actions"], mean, params["log_std"])
-        ratio = jnp.exp(logp - batch["logp"])
+        # The log-ratio sums over every muscle (416 on MyoFullBody), so one large step can take it past
+        # float32's exp (88): clamped, the ratio stays finite and the clipped objective saturates as before.
+        log_ratio = jnp.clip(logp - batch["logp"], -LOG_RATIO_LIMIT, LOG_RATIO_LIMIT)
+        ratio = jnp.exp(log_ratio)
         adv = batch["adv"]
         adv = (adv - adv.mean()) / (adv.std() + 1e-8)
         pg = -jnp.mean(jnp.minimum(ratio * adv, jnp.clip(ratio, 1 - cfg.clip, 1 + cfg.clip) * adv))
@@ -273,7 +285,7 @@ def make_functions(cfg: PPOConfig, split: ObsSplit | None):
         v_loss = 0.5 * jnp.mean((value - batch["returns"]) ** 2)
         entropy = jnp.sum(params["log_std"] + _HALF_LOG_2PI + 0.5)
         loss = pg + cfg.value_coef * v_loss - cfg.entropy_coef * entropy + cfg.kl_weight * jnp.mean(kl)
-        approx_kl = jnp.mean((ratio - 1) - jnp.log(ratio))
+        approx_kl = jnp.mean((ratio - 1) - log_ratio)
         return loss, {"policy_loss": pg, "value_loss": v_loss, "latent_kl": jnp.mean(kl), "approx_kl": approx_kl}
 
     grad_fn = jax.value_and_grad(loss_fn, has_aux=True)
@@ -285,25 +297,33 @@ def make_functions(cfg: PPOConfig, split: ObsSplit | None):
         size = n // n_mb
 
         def epoch(carry, k):
-            params, opt_state = carry
             k_perm, k_loss = jax.random.split(k)
             perm = jax.random.permutation(k_perm, n)[: n_mb * size].reshape(n_mb, size)
 
             def minibatch(carry, xs):
-                params, opt_state = carry
+                params, opt_state, active = carry
                 idx, kk = xs
                 batch = jax.tree_util.tree_map(lambda x: x[idx], data)
                 (_, aux), grads = grad_fn(params, batch, kk)
-                params, opt_state, gnorm = adam_update(grads, opt_state, params, cfg.learning_rate,
-                                                       cfg.max_grad_norm)
-                return (params, opt_state), {**aux, "grad_norm": gnorm}
+                new_params, new_opt, gnorm = adam_update(grads, opt_state, params, cfg.learning_rate,
+                                                         cfg.max_grad_norm)
+                if cfg.target_kl is not None:  # stop at the first minibatch past the KL target (not applied)
+                    active = active & (aux["approx_kl"] <= 1.5 * cfg.target_kl)
+                    keep = lambda new, old: jax.tree_util.tree_map(  # noqa: E731
+                        lambda a, b: jnp.where(active, a, b), new, old)
+                    new_params, new_opt = keep(new_params, params), keep(new_opt, opt_state)
+                return (new_params, new_opt, active), {**aux, "grad_norm": gnorm,
+                                                       "applied": active.astype(jnp.float32)}
 
-            (params, opt_state), stats = jax.lax.scan(minibatch, (params, opt_state),
-                                                      (perm, jax.random.split(k_loss, n_mb)))
-            return (params, opt_state), stats
+            return jax.lax.scan(minibatch, carry, (perm, jax.random.split(k_loss, n_mb)))
 
-        (params, opt_state), stats = jax.lax.scan(epoch, (params, opt_state), jax.random.split(key, cfg.epochs))
-        return params, opt_state, jax.tree_util.tree_map(jnp.mean, stats)
+        carry = (params, opt_state, jnp.asarray(True))
+        (params, opt_state, _), stats = jax.lax.scan(epoch, carry, jax.random.split(key, cfg.epochs))
+        # Statistics of the minibatches computed (with a KL target: up to the first one not applied).
+        applied = stats.pop("applied")
+        computed = jnp.concatenate([jnp.ones((1,)), applied.reshape(-1)[:-1]]).reshape(applied.shape)
+        means = jax.tree_util.tree_map(lambda x: jnp.sum(x * computed) / jnp.sum(computed), stats)
+        return params, opt_state, {**means, "updates_applied": jnp.mean(applied)}
 
     return act, value_fn, deterministic, update
 
@@ -398,7 +418,13 @@ def train(env: VectorEnv | BatchedEnv, cfg: PPOConfig, *, out_dir: str | Path | 
         state.norm.update_moments(*moments)  # statistics for the next iteration
         collect_s = time.perf_counter() - t0
         state.key, k = jax.random.split(state.key)
-        state.params, state.opt_state, stats = update(state.params, state.opt_state, data, k)
+        params, opt_state, stats = update(state.params, state.opt_state, data, k)
+        if not _finite(params):  # refused before it reaches the checkpoint (the last one stays as it was)
+            raise RuntimeError(
+                f"PPO's update of iteration {state.iteration + 1} made the policy non-finite (approx_kl "
+                f"{float(stats['approx_kl']):.3g}, grad_norm {float(stats['grad_norm']):.3g}); the step is too "
+                "large for this policy: lower learning_rate or epochs, or set target_kl")
+        state.params, state.opt_state = params, opt_state
         state.steps += batch_steps
         state.iteration += 1
         wall = time.perf_counter() - t0
@@ -423,6 +449,11 @@ def train(env: VectorEnv | BatchedEnv, cfg: PPOConfig, *, out_dir: str | Path | 
         if out_of_time:
             break
     return state
+
+
+def _finite(tree) -> bool:
+    jax, jnp = _jax()
+    return bool(jax.tree_util.tree_reduce(lambda ok, x: ok & jnp.all(jnp.isfinite(x)), tree, jnp.asarray(True)))
 
 
 class _HostCollector:
