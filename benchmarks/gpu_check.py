@@ -21,6 +21,9 @@ the parent never initialises JAX, so a child gets the whole GPU):
    ``train_warp`` (only with ``--train-s S``): ``mskbench train --time-limit S``
    at 4,096 worlds, its best policy exported to ``--policy-out`` (14 MB for
    Walk), to be evaluated on a CPU with ``mskbench eval --policy FILE``;
+   ``env_warp_latent``: as 2 with hard-mode latent-action filtering inside the step
+   (:class:`mskbench.agents.latent.batched.LatentBatchedEnv`, an encoder–decoder of the authors'
+   width fitted for one step on a few random-policy samples: its speed and memory, not its quality);
 7. ``env_warp_suite``: as 2 at one size (1,024) for each of the other
    registered tasks' scenes, in registry order, while its time lasts;
 8. ``env_jax``: as 2 with ``impl="jax"`` (pure-JAX MJX; slower, smaller sizes);
@@ -102,6 +105,8 @@ def stage_env(p: dict) -> None:
     from mskbench.envs.jax_env import TaskJaxEnv
 
     deadline, steps = p["deadline"], p["steps"]
+    latent = p.get("latent")
+    model = _latent_model(p["task"], latent) if latent else None
     est = 0.0
     runs = [(task, mode, n) for task in p.get("tasks") or [p["task"]]
             for mode in p.get("graph_modes") or [None] for n in p["sizes"]]
@@ -115,7 +120,12 @@ def stage_env(p: dict) -> None:
             os.environ["MSKBENCH_WARP_GRAPH_MODE"] = mode
         say(f"env {task} impl={p['impl']} num_envs={n}: building")
         t0 = time.perf_counter()
-        env = TaskJaxEnv(task, n, impl=p["impl"])
+        env = TaskJaxEnv(task, n, impl=p["impl"], muscle_moments=model is not None)
+        if model is not None:
+            from mskbench.agents.latent import PenaltySchedule
+            from mskbench.agents.latent.batched import LatentBatchedEnv
+
+            env = LatentBatchedEnv(env, model, latent.get("tube", 0.25), schedule=PenaltySchedule())
         build_s = time.perf_counter() - t0
         t0 = time.perf_counter()
         state = jax.block_until_ready(env.reset(jax.random.PRNGKey(0)))
@@ -146,7 +156,8 @@ def stage_env(p: dict) -> None:
                "compile_s": compile_s, "warmup_s": warmup_s, "run_s": run_s, "env_steps_per_s": sps,
                "physics_steps_per_s": sps * env.physics.frame_skip, "episodes_ended": int(done),
                "unstable_resets": int(jnp.sum(state.worlds.unstable_resets)),
-               "contact_overflows": int(jnp.sum(state.worlds.overflows))}
+               "contact_overflows": int(jnp.sum(state.worlds.overflows)),
+               "latent_dim": model.latent_dim if model is not None else None}
         emit("env", **row)
         say(f"env impl={p['impl']} num_envs={n}: {sps:,.0f} env steps/s (compile {compile_s:.1f} s)")
         # The next run: about the same compile, a run time that grows with the worlds.
@@ -155,6 +166,19 @@ def stage_env(p: dict) -> None:
         del env, state, compiled
         jax.clear_caches()
         gc.collect()
+
+
+def _latent_model(task: str, cfg: dict):
+    """An encoder–decoder for the step's cost: fitted for one update on ``cfg["samples"]`` random-policy
+    samples of ``task`` (MuJoCo C), at ``cfg["sizes"]`` (default: the authors' width)."""
+    from mskbench.agents.latent.data import collect
+    from mskbench.agents.latent.model import fit
+
+    t0 = time.perf_counter()
+    data = collect(task, "random", steps=int(cfg.get("samples", 64)), seed=0)
+    model = fit(data, int(cfg.get("dim", 64)), max_updates=1, batch_size=16, **cfg.get("sizes", {}))
+    say(f"latent model ({model.latent_dim}, {model.config}) ready in {time.perf_counter() - t0:.1f} s")
+    return model
 
 
 class _OutOfTime(Exception):
@@ -314,6 +338,9 @@ def plan(args) -> list[dict]:
         episodes, batches = 4, 2
         mouse = {"num_envs": 8, "hidden": 16, "iterations": 1}
         train = {"num_envs": 2, "rollout": 8, "hidden": 32}
+        latent_sizes = [2]
+        latent = {"dim": 4, "samples": 32,
+                  "sizes": {"embed_dim": 8, "heads": 1, "blocks": 1, "encoder_hidden": (16,)}}
     elif args.quick:
         warp, jax_impl = "warp", "jax"
         env_sizes, jax_sizes, steps = [1024, 4096], [256], 50
@@ -321,6 +348,7 @@ def plan(args) -> list[dict]:
         episodes, batches = 50, 1
         mouse = {"num_envs": 4096, "hidden": 512, "iterations": 2}
         train = {"num_envs": 4096, "rollout": 64, "hidden": 1024}
+        latent_sizes, latent = [1024], {"dim": 64}
     else:
         warp, jax_impl = "warp", "jax"
         env_sizes, jax_sizes, steps = [1024, 4096, 8192], [256, 1024], 100
@@ -328,6 +356,7 @@ def plan(args) -> list[dict]:
         episodes, batches = 50, 2
         mouse = {"num_envs": 4096, "hidden": 512, "iterations": 3}
         train = {"num_envs": 4096, "rollout": 64, "hidden": 1024}
+        latent_sizes, latent = [1024, 4096], {"dim": 64}
     mouse["clips"] = args.mouse_clips
     from mskbench import TASK_IDS
 
@@ -347,6 +376,10 @@ def plan(args) -> list[dict]:
                                                      "batches": batches}, "share": 0.6, "min_s": 30},
         {"name": "mouse_warp", "stage": "mouse", "p": {"impl": warp if warp != "cpu" else "jax", **mouse},
          "share": 0.5, "min_s": 45},
+        # Latent-action RL's map inside the step (issue 16): its cost over env_warp at the same size.
+        {"name": "env_warp_latent", "stage": "env",
+         "p": {"task": task, "impl": warp, "sizes": latent_sizes, "steps": steps, "latent": latent},
+         "share": 0.5, "min_s": 60},
         # Where the physics time goes (per MuJoCo Warp function) at the largest size.
         {"name": "warp_profile", "stage": "profile",
          "p": {"task": task, "nworld": env_sizes[-1], "steps": 10 if args.dry_run else 30},
