@@ -195,6 +195,7 @@ def test_collect_fit_train_through_the_latent_filter(latent_files):
 
     from mskbench.agents.latent.data import LatentData
     from mskbench.cli import main
+    from mskbench.paradigms.latent import resumed_steps
 
     tmp, data_path, model_path = latent_files
     data = LatentData.load(data_path)
@@ -211,6 +212,7 @@ def test_collect_fit_train_through_the_latent_filter(latent_files):
     assert wrapper["paradigm"] == "latent" and wrapper["tube"] == 0.1 and wrapper["latent_dim"] == 4
     rows = [json.loads(line) for line in (run / "eval_log.jsonl").read_text().splitlines()]
     assert rows[-1]["steps"] == 100 and "eval" in rows[-1]
+    assert resumed_steps(run) == 100  # where a resumed run's λ_t continues from
     result = runner.invoke(main, ["latent", "eval", str(run), "--episodes", "1", "--json"])
     assert result.exit_code == 0, result.output
     report = json.loads(result.output)
@@ -224,7 +226,6 @@ def test_wrapper_penalises_exactly_the_tube_violation(latent_files):
     """Eq. 28 in the vector wrapper: reward = the task's reward for the executed action − λ_t · L_dev."""
     from mskbench.agents.latent.model import LatentModel
     from mskbench.agents.latent.wrapper import LatentActionMap, LatentActionWrapper
-    from mskbench.paradigms.latent import resumed_steps
     from mskbench.envs.vector import MSKVectorEnv
 
     _, _, model_path = latent_files
@@ -255,7 +256,6 @@ def test_wrapper_penalises_exactly_the_tube_violation(latent_files):
     finally:
         wrapped.close()
         twin.close()
-    assert resumed_steps(latent_files[0] / "run") == 100
 
 
 # -- on the batched JAX env -------------------------------------------------------------------------------
