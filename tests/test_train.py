@@ -121,3 +121,19 @@ def test_train_without_jax_is_a_one_line_error(tmp_path, monkeypatch):
     assert result.exit_code == 1 and "Traceback" not in result.output
     assert result.output.strip().splitlines()[-1].startswith("Error: training needs JAX")
     assert "pip install 'mskbench[gpu]'" in result.output and not (tmp_path / "run").exists()
+
+
+def test_an_error_raised_during_training_is_not_called_a_usage_error(tmp_path, monkeypatch):
+    """A ValueError before training starts is about the options (usage, exit 2); one raised by the env
+    mid-run is not (exit 1, no usage text), and still one line, no traceback."""
+    def broken(self, actions):
+        raise ValueError("the env broke at its first step")
+
+    monkeypatch.setattr(MSKVectorEnv, "step", broken)
+    result = CliRunner().invoke(main, ["train", "Stand", "--out", str(tmp_path / "run"), "--steps", "32",
+                                       "--num-envs", "1", "--rollout", "32", "--hidden", "8"])
+    assert result.exit_code == 1, result.output
+    assert "Error: the env broke at its first step" in result.output
+    assert "Usage:" not in result.output and "Traceback" not in result.output
+    result = CliRunner().invoke(main, ["train", "Stand", "--out", str(tmp_path / "run2"), "--set", "nonsense=1"])
+    assert result.exit_code == 2 and "Usage:" in result.output

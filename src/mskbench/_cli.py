@@ -112,6 +112,8 @@ def run_training(task, *, out_dir: Path, **kwargs):
         with progress:
             return train(task, out=out_dir, on_start=start, on_iteration=report, **kwargs)
     except (ValueError, TypeError) as exc:
+        if bar:  # raised once training had started (e.g. by the env): not a matter of the options given
+            raise click.ClickException(str(exc)) from None
         raise click.UsageError(str(exc)) from None
     except (RuntimeError, MemoryError, FileExistsError, FileNotFoundError, ImportError) as exc:
         raise click.ClickException(str(exc)) from None
