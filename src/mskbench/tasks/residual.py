@@ -141,6 +141,14 @@ class Residual(Tracking):
     family = "residual"
     reward_weights = {"site_pos": 0.5, "joint_pos": 0.3, "root_vel": 0.2, "root_pos": 0.2}
 
+    @dataclass(frozen=True)
+    class Config(Tracking.Config):
+        base: str = option("zero", "the frozen base policy: zero, passive, or a checkpoint (.npz file or run "
+                                   "directory)")
+        residual_l2_weight: float = option(-0.02, "c_res: weight of the residual penalty mean(a_res²), added by "
+                                                  "the residual wrapper")
+        contact_min_n: float = option(1.0, "a foot is in contact when its heel + toe touch exceeds this (N)")
+
     def bind(self, ctx: InitContext) -> None:
         super().bind(ctx)
         from mskbench.agents.dynsyn import muscle_sides
@@ -181,11 +189,6 @@ class Residual(Tracking):
         return xp.full(tuple(contact.shape[:-1]) + (self._n_muscles,), self.alpha) + 0.0 * contact[..., :1]
 
 
-_BASE_DOC = "the frozen base policy: zero, passive, or a checkpoint (.npz file or run directory)"
-_CRES_DOC = "c_res: weight of the residual penalty mean(a_res²), added by the residual wrapper"
-_CONTACT_DOC = "a foot is in contact when its heel + toe touch exceeds this (N)"
-
-
 class ResidualWalk(Residual):
     name = "ResidualWalk"
     summary = "Residual adaptation of a walking prior: α 0.6 swing / 0.2 stance, activation penalty (App. A-J3)"
@@ -193,16 +196,13 @@ class ResidualWalk(Residual):
     reward_weights = {**Residual.reward_weights, "metabolic": -0.05}
 
     @dataclass(frozen=True)
-    class Config(Tracking.Config):
+    class Config(Residual.Config):
         site_dev_max_m: float = option(0.8, "site_deviation above this mean relative site error (m)")
         root_dev_max_m: float = option(2.0, "root_deviation above this pelvis distance from the reference (m)")
-        base: str = option("zero", _BASE_DOC)
         alpha_stance: float = option(0.2, "α of a side whose foot is in contact (Eq. 41)")
         alpha_swing: float = option(0.6, "α of a side whose foot is in the air (Eq. 41)")
         metabolic_smoothing: float = option(0.1, "λ of Eq. 42 (activation change)")
         metabolic_sum: bool = option(True, "Eq. 42 sums over the muscles (the paper); False: the mean (a68b6ce)")
-        residual_l2_weight: float = option(-0.02, _CRES_DOC)
-        contact_min_n: float = option(1.0, _CONTACT_DOC)
 
     def residual_alpha(self, contact, xp):
         """Eq. 41: ``α_stance + (α_swing − α_stance) · I_swing`` per side; midline muscles ``α_stance``."""
@@ -234,16 +234,13 @@ class ResidualRun(Residual):
     reward_weights = {**Residual.reward_weights, "propel": 0.2, "grf_penalty": -0.1}
 
     @dataclass(frozen=True)
-    class Config(Tracking.Config):
+    class Config(Residual.Config):
         speed_mps: float = option(MOTION_SPEEDS["run"], "reference speed (m/s); also v̂_x of Eq. 43")
         site_dev_max_m: float = option(0.8, "site_deviation above this mean relative site error (m)")
         root_dev_max_m: float = option(2.0, "root_deviation above this pelvis distance from the reference (m)")
-        base: str = option("zero", _BASE_DOC)
         alpha: float = option(0.6, "residual authority α (Eq. 38)")
         flight_relax: float = option(0.5, "in flight the tracking exponents are scaled by 1 − this")
         grf_limit_bw: float = option(2.5, "F_limit of Eq. 44 in body weights")
-        residual_l2_weight: float = option(-0.02, _CRES_DOC)
-        contact_min_n: float = option(1.0, _CONTACT_DOC)
 
     def in_flight(self, s, xp):
         """``I_air``: 1 when neither foot is in contact."""
@@ -277,18 +274,15 @@ class ResidualStairs(StairsScene, Residual):
     reward_weights = {**Residual.reward_weights, "progress": 0.3}
 
     @dataclass(frozen=True)
-    class Config(Tracking.Config):
+    class Config(Residual.Config):
         speed_mps: float = option(MOTION_SPEEDS["stairs"], "reference speed (m/s)")
         root_dev_max_m: float = option(1.0, "root_deviation above this pelvis distance from the reference (m)")
-        base: str = option("zero", _BASE_DOC)
         alpha: float = option(0.6, "residual authority α (Eq. 38)")
         pacing_dev_m: float = option(0.4, "the reference slows when the planar pelvis deviation reaches this (m)")
         pacing_rate_slow: float = option(0.5, "rate of the reference clock while slowed")
         progress_ahead_s: float = option(1.0, "Eq. 40 targets the reference pelvis this far ahead (s)")
         drop_max_m: float = option(0.45, "below_reference when the pelvis is this far below the reference's (m)")
         success_pelvis_height_m: float = option(1.6, "success: maximum pelvis height (m, absolute)")
-        residual_l2_weight: float = option(-0.02, _CRES_DOC)
-        contact_min_n: float = option(1.0, _CONTACT_DOC)
 
         def __post_init__(self):
             super().__post_init__()
