@@ -79,6 +79,13 @@ class LatentActionMap:
         prior = self.model.decode(a, states, moments)
         return env_action(prior, np), np.zeros(a.shape[0]), prior
 
+    def one(self, action: Any, features: MuscleFeatures, data: Any) -> tuple[np.ndarray, float]:
+        """One world's ``(env action, L_dev)`` for ``action`` in the state of ``data`` (S and M read by
+        ``features``)."""
+        a = np.asarray(action, np.float64).reshape(1, -1)
+        env, dev, _ = self(a, features.states(data)[None], features.moments(data)[None])
+        return env[0], float(dev[0])
+
 
 def _features(envs: list, model: "LatentModel") -> list[MuscleFeatures]:
     feats = []
@@ -186,23 +193,18 @@ class LatentFilteredEnv:
         return getattr(self.env, name)
 
     def step(self, action: Any):
-        states = self.features.states(self.env.data)[None]
-        moments = self.features.moments(self.env.data)[None]
-        env_actions, dev, _ = self.map(np.asarray(action, np.float64).reshape(1, -1), states, moments)
-        obs, reward, terminated, truncated, info = self.env.step(env_actions[0])
+        executed, dev = self.map.one(action, self.features, self.env.data)
+        obs, reward, terminated, truncated, info = self.env.step(executed)
         if self.schedule is not None:
-            reward = float(penalized_reward(reward, dev[0], self.schedule(self.steps)))
+            reward = float(penalized_reward(reward, dev, self.schedule(self.steps)))
         self.steps += 1
-        self.deviation_total += float(dev[0])
+        self.deviation_total += dev
         self.deviation_steps += 1
-        info = dict(info, latent_deviation=float(dev[0]))
+        info = dict(info, latent_deviation=dev)
         return obs, reward, terminated, truncated, info
 
     def close(self) -> None:
         self.env.close()
-
-
-__all__ = ["MODES", "LatentActionMap", "LatentActionWrapper", "LatentFilteredEnv"]
 
 
 # -- a trained run's filter, for the evaluation protocol ----------------------------------------------------
@@ -265,10 +267,7 @@ class LatentFilteredPolicy:
         self.features = _features([env], flt.model)[0]
 
     def _filter(self, action: Any) -> np.ndarray:
-        data = self.env.data
-        a = np.asarray(action, np.float64).reshape(1, -1)
-        executed, _, _ = self.map(a, self.features.states(data)[None], self.features.moments(data)[None])
-        return executed[0]
+        return self.map.one(action, self.features, self.env.data)[0]
 
     def reset(self, seed: int | None = None) -> None:
         self.policy.reset(seed)
@@ -281,3 +280,7 @@ class LatentFilteredPolicy:
 
     def act(self, obs: np.ndarray) -> np.ndarray:
         return self._filter(self.policy.act(obs))
+
+
+__all__ = ["MODES", "LatentActionMap", "LatentActionWrapper", "LatentFilter", "LatentFilteredEnv",
+           "LatentFilteredPolicy", "latent_filter_of", "sha256_of"]
