@@ -165,6 +165,21 @@ def test_moment_features_match_mujoco(stand_env):
     np.testing.assert_allclose(s[:, 3], d.act[env.handles.muscle_act_adr], atol=1e-7)
 
 
+def test_muscle_priors_are_the_compiled_body_under_a_dynamics_perturbation(make_env):
+    """P describes the body as compiled: an env whose model a dynamics perturbation scaled (for its episode,
+    and until its next reset) gives the same P, so a latent map built on it passes the model's body check
+    (the suite once failed here: a cached env left scaled by an earlier dynamics unit)."""
+    from mskbench.agents.latent.data import MuscleFeatures
+    from mskbench.envs.perturbations import Perturbation
+
+    env = make_env("Stand", perturbation=Perturbation(muscle_gain_range=0.2))
+    nominal = MuscleFeatures(env.model, env.handles).priors.copy()
+    env.reset(seed=3)
+    scaled = env.model.actuator_gainprm[env.handles.muscle_ids, 2]
+    assert not np.allclose(scaled, env.handles.muscle_force_nominal)  # the perturbation acts on the model
+    np.testing.assert_array_equal(MuscleFeatures(env.model, env.handles).priors, nominal)
+
+
 # -- through the command line --------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def latent_files(tmp_path_factory):

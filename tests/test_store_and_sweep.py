@@ -141,6 +141,38 @@ def test_execute_unit_is_deterministic_and_complete():
     assert a["recruitment"]["Quadriceps (Knee Extensors)"] > 0
 
 
+def test_a_policy_is_built_from_the_env_as_compiled_whatever_ran_before(monkeypatch):
+    """A worker caches its envs; a dynamics unit scales the cached model's peak forces F0 until the next
+    reset. A policy built for the next unit must see the compiled body: the suite once failed when a
+    latent run's map, built from the Stand env an earlier test's dynamics sweep had left scaled, found
+    "the env's muscle parameters (priors P) differ" and passed alone."""
+    import numpy as np
+
+    from mskbench.eval import executors
+
+    seen = []
+
+    def spy(spec, env, seed):  # what a policy reading the simulator (a latent map, an expert) is built from
+        seen.append((env.perturbation.active, env.model.actuator_gainprm[env.handles.muscle_ids, 2].copy()))
+        return load_policy("passive", env, seed)
+
+    monkeypatch.setattr(executors, "_ENVS", {})
+    monkeypatch.setattr(executors, "load_policy", spy)
+    first = execute_unit(Unit("p", "Stand", "dynamics", 0.2, 3), JobSpec("passive"))
+    env = executors._ENVS["Stand"]
+    nominal = env.handles.muscle_force_nominal
+    assert not np.allclose(env.model.actuator_gainprm[env.handles.muscle_ids, 2], nominal)  # the unit scaled F0
+    after = execute_unit(Unit("p", "Stand", "none", 0.0, 3), JobSpec("passive"))
+    assert len(seen) == 2
+    for active, gains in seen:
+        assert not active
+        np.testing.assert_array_equal(gains, nominal)
+    # The episodes themselves: the dynamics unit ran with its scaled forces, the next one without them.
+    monkeypatch.setattr(executors, "_ENVS", {})
+    fresh = execute_unit(Unit("p", "Stand", "none", 0.0, 3), JobSpec("passive"))
+    assert _stable([after]) == _stable([fresh]) and first["episode_return"] != after["episode_return"]
+
+
 # -- sweeps ----------------------------------------------------------------------------
 SWEEP_ARGS = ["sweep", "--task", "Stand,Reach", "--policy", "random", "--types", "action",
               "--episodes", "2", "--seed", "7", "--workers", "1"]

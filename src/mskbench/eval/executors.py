@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass
+from pathlib import Path
 
 from mskbench.eval.protocol import Unit, checkpoint_path, load_policy, perturbation_for
 
@@ -41,11 +42,19 @@ _CHECKPOINT_POLICIES: dict = {}
 
 
 def _env(task: str):
+    """The worker's env of ``task``, as compiled: a cached env is handed out with the muscle gains its
+    model was compiled with and no perturbation, whatever the previous unit did to it (a dynamics unit
+    scales the model's peak forces until the next reset), so building a policy from it (a latent map
+    reads the muscle parameters, an expert the model) never depends on which unit ran before."""
     from mskbench.envs import MSKEnv
+    from mskbench.envs.perturbations import Perturbation
 
     if task not in _ENVS:
         _ENVS[task] = MSKEnv(task)
-    return _ENVS[task]
+    env = _ENVS[task]
+    env.perturbation = Perturbation()
+    env.sim.set_muscle_gain_scale(None)
+    return env
 
 
 def _emg_reference(path: str | None):
@@ -66,7 +75,8 @@ def _policy(spec: str, env, unit: Unit):
     ckpt = checkpoint_path(spec)
     if ckpt is None:
         return load_policy(spec, env, unit.seed)
-    key = (spec, unit.task)
+    stat = Path(ckpt).stat()  # a checkpoint rewritten in place (a run still training) is loaded again
+    key = (str(Path(ckpt).resolve()), stat.st_mtime_ns, stat.st_size, unit.task)
     if key not in _CHECKPOINT_POLICIES:
         from mskbench.agents.latent.wrapper import LatentFilteredPolicy, latent_filter_of
 
@@ -81,8 +91,8 @@ def execute_unit(unit: Unit, spec: JobSpec) -> dict:
     from mskbench.eval.episodes import run_episode
 
     env = _env(unit.task)
+    policy = _policy(spec.policy, env, unit)  # from the env as compiled, before this unit's perturbation
     env.perturbation = perturbation_for(unit.perturbation, unit.scale)
-    policy = _policy(spec.policy, env, unit)
     result = run_episode(env, policy, unit.seed, emg_reference=_emg_reference(spec.emg_reference))
     record = result.as_dict()
     record.update(method=unit.method, task=unit.task, perturbation=unit.perturbation,

@@ -56,8 +56,12 @@ DEFAULT_SAMPLES = 50_000
 
 
 def muscle_priors(model: "mujoco.MjModel", handles: "BodyHandles") -> np.ndarray:
-    """P: ``(muscles, 5)`` float32 (:func:`mskbench.sim.muscles.muscle_priors`)."""
-    return _muscles.muscle_priors(model, handles.muscle_ids)
+    """P: ``(muscles, 5)`` float32 (:func:`mskbench.sim.muscles.muscle_priors`) of the body as compiled: F0 is
+    the handles' nominal peak force, not the model's current one, which the robustness protocol's dynamics
+    perturbation scales for an episode (and which stays scaled until the env's next reset)."""
+    p = _muscles.muscle_priors(model, handles.muscle_ids)
+    p[:, 2] = (np.asarray(handles.muscle_force_nominal, np.float64) / 1000.0).astype(np.float32)
+    return p
 
 
 def muscle_states(data: "mujoco.MjData", handles: "BodyHandles") -> np.ndarray:
