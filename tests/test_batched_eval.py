@@ -93,6 +93,51 @@ def test_batched_records_equal_cpu_executor_and_resume(policy, tmp_path, short_c
     assert all(r["success"] == (policy == "zero") for r in cpu_records)
 
 
+class _NativeStand(_ShortStand):
+    """The 30-step Stand with a native signal raised from step 5 on, that counts."""
+
+    native_solved = "test: raised from step 5 on"
+    native_degenerate = None
+
+    def solved_native(self, s, ts, steps, xp):
+        return xp.asarray(steps) >= 5
+
+
+class _DegenerateNativeStand(_NativeStand):
+    native_degenerate = "test: raised for any policy"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("task_cls", [_NativeStand, _DegenerateNativeStand], ids=["counted", "degenerate"])
+def test_episodes_end_at_the_first_counted_native_solve_in_both_evaluators(task_cls, tmp_path, monkeypatch):
+    """A counted native signal ends the episode at its first step (termination ``native_solved``; return,
+    length and metrics over that episode), on the CPU executor and in the batched evaluator alike, with the
+    same records; a degenerate one is recorded as seen but ends nothing (it would end every episode at
+    step 5 here, at step 1 on Walk)."""
+    monkeypatch.setattr(executors, "_ENVS", {"Stand": MSKEnv(task_cls())})
+    monkeypatch.setattr(executors, "_CHECKPOINT_POLICIES", {})
+    # zero stands the 30 steps, passive falls (tilted) at ~20: both after the signal is raised.
+    units = [Unit("zero", "Stand", "none", 0.0, 0), Unit("zero", "Stand", "dynamics", 0.2, 1)]
+    passive = [Unit("passive", "Stand", "none", 0.0, 0)]
+    with ResultsStore(tmp_path / "cpu.db") as cpu, ResultsStore(tmp_path / "jax.db") as jx:
+        run_units(cpu, units, JobSpec("zero"))
+        run_units(cpu, passive, JobSpec("passive"))
+        # One batch holds a world that ends on the signal and (degenerate) worlds that run on.
+        run_units_batched(units, "zero", jx, impl="cpu", batch_size=2, tasks={"Stand": task_cls()})
+        run_units_batched(passive, "passive", jx, impl="cpu", batch_size=1, tasks={"Stand": task_cls()})
+        cpu_records, batched_records = cpu.records(), jx.records()
+    _assert_records_match(cpu_records, batched_records)
+    assert all(r["solved_native_seen"] for r in cpu_records)
+    if task_cls is _NativeStand:
+        assert {(r["length"], r["termination"], r["success"], r["success_table_xii"]) for r in cpu_records} == {
+            (5, "native_solved", True, False)}
+    else:
+        zero = {(r["length"], r["termination"], r["success"]) for r in cpu_records if r["method"] == "zero"}
+        assert zero == {(HORIZON, "time_limit", True)}  # Table XII (survival) alone decides
+        (fall,) = [r for r in cpu_records if r["method"] == "passive"]
+        assert 5 < fall["length"] < HORIZON and fall["termination"] == "tilted" and not fall["success"]
+
+
 @pytest.mark.slow
 def test_batched_records_on_mujoco_warp_match_the_cpu_executor(tmp_path, short_cpu_executor):
     """The GPU evaluation path, physics included, on Warp's CPU device: the same successes,

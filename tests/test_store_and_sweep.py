@@ -173,6 +173,25 @@ def test_a_policy_is_built_from_the_env_as_compiled_whatever_ran_before(monkeypa
     assert _stable([after]) == _stable([fresh]) and first["episode_return"] != after["episode_return"]
 
 
+def test_native_end_is_the_first_raised_step_of_a_counted_signal():
+    """Where the evaluators (the CPU loop and the batched one) end an episode on the native signal."""
+    import numpy as np
+
+    from mskbench.eval.episodes import native_end, native_ends
+    from mskbench.tasks import REGISTRY
+    from mskbench.tasks.stand import Stand
+
+    flags = np.array([False, False, True, True, False])
+    assert Stand.native_counts() and native_ends(Stand())
+    assert native_end(Stand, flags, 5) == 3
+    assert native_end(Stand(), flags, 2) is None  # raised after the env had ended the episode
+    assert native_end(Stand, np.zeros(5, bool), 5) is None
+    degenerate = REGISTRY["Walk"]  # raised at step 1 by any policy: not counted, ends nothing
+    assert degenerate.native_solved is not None and degenerate.native_degenerate is not None
+    assert native_end(degenerate, flags, 5) is None and not native_ends(degenerate)
+    assert native_end(REGISTRY["Run"], flags, 5) is None  # no native signal
+
+
 # -- sweeps ----------------------------------------------------------------------------
 SWEEP_ARGS = ["sweep", "--task", "Stand,Reach", "--policy", "random", "--types", "action",
               "--episodes", "2", "--seed", "7", "--workers", "1"]

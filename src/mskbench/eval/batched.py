@@ -44,6 +44,10 @@ What matches the CPU executor and what does not:
   Walk, observations agree to 8e-4 relative after a few steps on
   ``"warp"``); ``"jax"`` also wraps 15 MyoFullBody muscles by MuJoCo 3.x's
   rule (:mod:`mskbench.sim.parity`);
+* a unit of a task whose native solved signal counts ends at its first step that
+  raises it, as on the CPU (:func:`mskbench.eval.episodes.native_end`: the world
+  steps on with the others and its trace is cut there; termination
+  ``native_solved``);
 * a world whose physics goes unstable or whose contact buffer overflows ends
   with termination ``physics_unstable`` / ``contact_overflow`` (the CPU
   environment has no ``contact_overflow``); its last step is dropped from the
@@ -66,7 +70,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from mskbench._jax import require_jax
-from mskbench.eval.episodes import heel_index
+from mskbench.eval.episodes import NATIVE_SOLVED, heel_index, native_end, native_ends
 from mskbench.eval.executors import JobSpec
 from mskbench.eval.protocol import Unit, checkpoint_path, perturbation_for
 from mskbench.policies import BUILTIN_POLICIES
@@ -228,11 +232,17 @@ def _run_chunk(env, runner, steps: int, params, units: list[Unit], width: int,
     pkeys = jnp.asarray(pol_keys)
     obs_std = jnp.asarray([p.observation_noise_std for p in perts], jnp.float32)
 
+    # A world is finished when the env ended it or, for a task whose native signal counts, once that
+    # signal was raised (the CPU loop stops there; the world steps on here and its trace is cut).
+    ends_on_native = native_ends(env.task)
+    solved = np.zeros(width, bool)
     blocks = []
     for _ in range(math.ceil(env.task.horizon / steps) + 1):
         state, pkeys, traces = runner(state, pkeys, params, obs_std)
         blocks.append(jax.device_get(traces))
-        if bool(np.all(np.asarray(state.done))):
+        if ends_on_native:
+            solved |= np.any(np.asarray(blocks[-1]["solved_native"], bool), axis=0)
+        if bool(np.all(np.asarray(state.done) | solved)):
             break
     else:
         raise RuntimeError(f"{env.task.name}: worlds still running after the horizon ({env.task.horizon} steps)")
@@ -243,11 +253,16 @@ def _run_chunk(env, runner, steps: int, params, units: list[Unit], width: int,
     records = []
     for i, u in enumerate(units):
         n = int(lengths[i])
-        code = int(tr["termination"][n - 1, i])
-        if code < 0:
+        cut = native_end(env.task, tr["solved_native"][:, i], n)
+        code = int(tr["termination"][n - 1, i]) if cut is None or cut == n else -1
+        if cut is not None and (cut < n or code < 0):  # ended by the evaluator, not by the env, at step `cut`
+            n, termination = cut, NATIVE_SOLVED
+        elif code < 0:
             raise RuntimeError(f"{u}: world {i} has length {n} but no termination at its last step")
-        result = episode_record(env.task.name, u.seed, float(np.sum(tr["reward"][:n, i], dtype=np.float64)), n,
-                                bool(tr["success"][n - 1, i]), env.termination_names[code],
+        else:
+            termination = env.termination_names[code]
+        result = episode_record(env.task, u.seed, float(np.sum(tr["reward"][:n, i], dtype=np.float64)), n,
+                                bool(tr["success"][n - 1, i]), termination,
                                 tr["activation"][:n, i], tr["qvel"][:n, i], tr["heel"][:n, i],
                                 env.control_dt_s, env.handles.muscle_names, emg_reference, wall,
                                 bool(np.any(tr["solved_native"][:n, i])))

@@ -8,6 +8,19 @@ EMG-envelope similarity (Eq. 14). :func:`episode_record` computes them from
 an episode's per-step traces, for :func:`run_episode` (CPU) and the batched
 evaluator (:mod:`mskbench.eval.batched`) alike.
 
+An episode ends at the first step where the task's native solved signal is
+raised when that signal counts (:meth:`~mskbench.tasks.Task.native_counts`), as
+the original's evaluator stops an episode at its first ``solved``
+(``rl_paradigms/depRL/eval_deprl_robustness.py@d7a2891::run_episode``, which
+breaks once ``EpisodeTracker.solved_seen``); the record's termination is then
+:data:`NATIVE_SOLVED` and its return, length, activation cost, smoothness,
+recruitment and EMG are those of the episode up to and including that step.
+A degenerate signal (not counted) never ends an episode: it would end most of
+them at step 1. When the step that raised the signal also ends the episode by
+itself (a termination condition, the time limit), that reason is kept.
+:func:`native_ends` says whether a task's signal ends episodes, for the CPU loop
+and the batched evaluator (:func:`native_end` on its traces) alike.
+
 Joint smoothness is computed from the non-root joint velocities sampled at
 every control step (Δt = 10 ms by default) — the finest resolution the
 environment exposes to a policy. Activation statistics use the activations
@@ -39,6 +52,7 @@ import numpy as np
 from mskbench.envs.cpu_env import CONTACT_OVERFLOW, PHYSICS_UNSTABLE, MSKEnv
 from mskbench.metrics import activation_cost, joint_smoothness, recruitment
 from mskbench.policies import FullPolicy, Policy, as_policy
+from mskbench.tasks.base import Task, paper_success
 
 #: Tasks whose episodes are gait cycles that an EMG reference can be compared with.
 GAIT_TASKS = ("Walk", "Run", "Stairs")
@@ -84,6 +98,28 @@ def _act(policy: FullPolicy, obs, env: MSKEnv):
 
 #: Terminations whose step carries no physical state (its activations and velocities are zeros).
 NONPHYSICAL_TERMINATIONS = (PHYSICS_UNSTABLE, CONTACT_OVERFLOW)
+#: The termination of an episode the evaluator ended at the first step of a counted native solved signal.
+NATIVE_SOLVED = "native_solved"
+
+
+def native_ends(task: Task | type[Task]) -> bool:
+    """Whether ``task``'s native solved signal ends an evaluation episode: it exists and counts (not degenerate)."""
+    cls = task if isinstance(task, type) else type(task)
+    return cls.native_counts()
+
+
+def native_end(task: Task | type[Task], solved_native, length: int) -> int | None:
+    """The length at which the evaluator ends an episode on the native signal, or None.
+
+    ``solved_native`` holds the task's native flag per control step taken (at least ``length``
+    entries); ``length`` is where the environment itself ended the episode (or the steps taken so
+    far). The answer is the first step (1-based) <= ``length`` whose flag is raised, when the
+    task's signal counts (:func:`native_ends`); None when it does not count or was not raised.
+    """
+    if not native_ends(task):
+        return None
+    raised = np.flatnonzero(np.asarray(solved_native[:length], dtype=bool))
+    return int(raised[0]) + 1 if raised.size else None
 
 
 def emg_metric(reference, activations: np.ndarray, heel: np.ndarray, task_name: str, muscle_names) -> dict:
@@ -101,19 +137,27 @@ def emg_metric(reference, activations: np.ndarray, heel: np.ndarray, task_name: 
             "per_muscle": {k: float(v) for k, v in result.r.items()}}
 
 
-def episode_record(task_name: str, seed: int, rewards_sum: float, length: int, success: bool, termination: str,
+def episode_record(task: Task | str, seed: int, rewards_sum: float, length: int, success: bool, termination: str,
                    activations, qvels, heel, control_dt_s: float, muscle_names, emg_reference=None,
                    wall_time_s: float = 0.0, solved_native_seen: bool = False) -> EpisodeResult:
     """An episode's protocol record from its per-step traces — the one place the metrics are computed,
     for the CPU episode loop and the batched evaluator alike.
 
-    ``activations`` (T, 416), ``qvels`` (T, 122 non-root joint velocities) and ``heel`` (T,
+    ``task`` is the task object (or a registered task's id); its class decides whether a seen native
+    signal counts. ``activations`` (T, 416), ``qvels`` (T, 122 non-root joint velocities) and ``heel`` (T,
     right-heel touch) hold one entry per control step taken (T = ``length``). ``success`` is the
-    Table XII criterion at the end; the record's ``success`` is the paper's rule
+    Table XII criterion at the episode's last step (the native solve's step when that ended it); the record's ``success`` is the paper's rule
     (:func:`mskbench.tasks.base.paper_success`) from it and ``solved_native_seen``. When the episode
     ended with a step that carries no physical state (``physics_unstable``, ``contact_overflow``)
     that last entry is dropped here.
     """
+    if isinstance(task, str):
+        from mskbench.tasks import REGISTRY
+
+        task_cls: type[Task] | None = REGISTRY.get(task)
+        task_name = task
+    else:
+        task_cls, task_name = type(task), task.name
     activations = np.asarray(activations, dtype=np.float64)
     qvels = np.asarray(qvels, dtype=np.float64)
     heel = np.asarray(heel, dtype=np.float64)
@@ -137,7 +181,7 @@ def episode_record(task_name: str, seed: int, rewards_sum: float, length: int, s
         seed=int(seed),
         episode_return=float(rewards_sum),
         length=int(length),
-        success=_paper_success(task_name, success, solved_native_seen),
+        success=bool(success) if task_cls is None else paper_success(task_cls, success, solved_native_seen),
         termination=str(termination),
         activation_cost=None if cost is None else float(cost),
         smoothness=None if smooth is None else float(smooth),
@@ -149,21 +193,13 @@ def episode_record(task_name: str, seed: int, rewards_sum: float, length: int, s
     )
 
 
-def _paper_success(task_name: str, table_xii: bool, native_seen: bool) -> bool:
-    from mskbench.catalog import TASKS
-    from mskbench.tasks import REGISTRY
-    from mskbench.tasks.base import paper_success
-
-    if not native_seen or task_name not in TASKS:
-        return bool(table_xii)
-    return paper_success(REGISTRY[task_name], table_xii, native_seen)
-
-
 def run_episode(env: MSKEnv, policy: Policy, seed: int,
                 on_step: Callable[[MSKEnv], None] | None = None,
                 emg_reference=None) -> EpisodeResult:
     """Reset ``env`` with ``seed`` and roll ``policy`` out until the episode ends.
 
+    The episode ends when the environment ends it or, for a task whose native solved signal
+    counts, at the first step that raises it (:func:`native_end`; termination :data:`NATIVE_SOLVED`).
     ``on_step(env)`` is called after the reset and after every step (rendering,
     progress bars). ``emg_reference`` (from :func:`mskbench.metrics.emg.load_emg_reference`)
     enables the EMG metric for gait tasks.
@@ -179,7 +215,9 @@ def run_episode(env: MSKEnv, policy: Policy, seed: int,
     heel_adr = None if heel_sensor is None else h.touch_adr[heel_sensor]
     acts, qvels, heel = [], [], []
     total = 0.0
-    while True:
+    ends_on_native = native_ends(env.task)
+    termination = None
+    while termination is None:
         obs, reward, terminated, truncated, info = env.step(_act(full, obs, env))
         total += reward
         acts.append(info["activation"])
@@ -188,7 +226,9 @@ def run_episode(env: MSKEnv, policy: Policy, seed: int,
         if on_step is not None:
             on_step(env)
         if terminated or truncated:
-            break
-    return episode_record(env.task.name, seed, total, int(info["step"]), info["success"], info["termination"],
+            termination = info["termination"]
+        elif ends_on_native and info["solved_native"]:
+            termination = NATIVE_SOLVED
+    return episode_record(env.task, seed, total, int(info["step"]), info["success"], termination,
                           acts, qvels, heel, env.control_dt_s, h.muscle_names, emg_reference,
                           time.perf_counter() - t0, info["solved_native_seen"])

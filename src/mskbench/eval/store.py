@@ -18,7 +18,10 @@ success             INTEGER  success by the paper's rule (0/1): Table XII, or
                              counts (App. A-B1; mskbench.tasks.base.paper_success)
 episode_return      REAL     undiscounted return
 length              INTEGER  control steps
-termination         TEXT     termination condition, time_limit or physics_unstable
+termination         TEXT     termination condition, time_limit,
+                             physics_unstable, contact_overflow (batched)
+                             or native_solved (the evaluator ended the
+                             episode at a counted native solved signal)
 activation_cost     REAL     Eq. 7 over the episode
 smoothness          REAL     Eq. 10, log10 mean squared jerk (control-step Δt)
 recruitment         TEXT     JSON {family: activation mass} (Eq. 35)
