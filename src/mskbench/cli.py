@@ -4,6 +4,7 @@
     mskbench run TASK|all --policy zero|passive|random --episodes N --seed S
     mskbench eval --task T|all --policy P --episodes 50 --store results.db
     mskbench sweep --task T|all --policy P --episodes 50 --workers 2
+    mskbench calibrate --task all --policies zero,passive,random --episodes 50 --workers 2 --json out.json
     mskbench leaderboard [--store results.db] [--from results.csv] [--published] [--success paper|table-xii] [--json]
     mskbench train TASK --out runs/ppo-stand [--steps N --num-envs 8] [--agentic rule|http]
     mskbench direct start|act|report ...   (direct external control, App. A-F)
@@ -437,6 +438,124 @@ def sweep_cmd(task, family, policy_spec, method, episodes, seed, workers, execut
                   end_section=True)
     _print_table(table)
     click.echo(f"average over tasks and types: {_fmt(summary['average'], '.2f')}  (records in {store_path})")
+
+
+DEFAULT_CALIBRATION_STORE = "mskbench-calibration.db"
+
+
+def _writable_file(path: Path | None, option: str) -> None:
+    """A one-line usage error, before anything runs, when ``path`` cannot be written."""
+    if path is None:
+        return
+    if path.is_dir():
+        raise click.BadParameter(f"{path} is a directory; give a file name", param_hint=option)
+    if not path.parent.is_dir():
+        raise click.BadParameter(f"directory {path.parent} does not exist", param_hint=option)
+
+
+@main.command("calibrate")
+@click.option("--task", default="all", show_default=True, help="Task id, comma-separated ids or 'all'.")
+@click.option("--policies", default=None,
+              help="Comma-separated built-in policies [default: zero,passive,random, and hold and expert when "
+                   "they are registered].")
+@click.option("--episodes", type=click.IntRange(min=1), default=50, show_default=True)
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="Episode i uses seed+i.")
+@click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Worker processes (local) or CPUs for a local Ray instance.")
+@click.option("--executor", type=click.Choice(["local", "ray"]), default="local", show_default=True)
+@click.option("--address", default=None, help="Ray cluster address (with --executor ray).")
+@click.option("--store", "store_path", type=click.Path(dir_okay=False, path_type=Path),
+              default=DEFAULT_CALIBRATION_STORE, show_default=True,
+              help="Results store (SQLite); a rerun skips the episodes it holds.")
+@click.option("--json", "json_path", type=click.Path(path_type=Path), default=None,
+              help="Write the table (and the free successes and native verdicts) as JSON to this file.")
+@click.option("--markdown", "md_path", type=click.Path(path_type=Path), default=None,
+              help="Write the table as Markdown to this file.")
+@click.option("--check", is_flag=True,
+              help="Exit with status 1 when zero, passive or random meets a success criterion that counts.")
+def calibrate_cmd(task, policies, episodes, seed, workers, executor, address, store_path, json_path, md_path,
+                  check):
+    """Calibrate success: built-in policies that control nothing, on every task.
+
+    Runs each policy for --episodes episodes per task (train environment, seeds
+    SEED..SEED+N-1) into the results store, then prints per task and policy the
+    success rate by Table XII, by the native solved signal (and whether it
+    counts) and by the paper's rule, the episode lengths and returns and the
+    termination reasons. A killed run resumes when run again with the same
+    arguments.
+    """
+    from collections import Counter
+
+    from mskbench import __version__
+    from mskbench.eval import calibration as cal
+    from mskbench.eval.executors import check_executor
+    from mskbench.eval.store import ResultsStore, StoreError
+
+    try:
+        names = cal.check_policies(policies.split(",") if policies is not None else cal.default_policies())
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--policies") from None
+    tasks = _select_tasks(task, None)
+    _writable_file(json_path, "--json")
+    _writable_file(md_path, "--markdown")
+    try:
+        check_executor(executor)
+        store = ResultsStore(store_path)
+    except (RuntimeError, StoreError) as exc:
+        raise click.ClickException(str(exc)) from None
+    console = make_console()
+    with store:
+        todo = store.missing(cal.calibration_units(names, tasks, seed, episodes))
+        with progress_bar(console) as progress:
+            bars = {p: progress.add_task(f"{p}: {n} episodes to run", total=n)
+                    for p, n in Counter(u.method for u in todo).items()}
+            finished = _task_lines(console, Counter(f"{u.task} ({u.method})" for u in todo))
+
+            def on_record(record: dict) -> None:
+                progress.advance(bars[record["method"]])
+                finished(f"{record['task']} ({record['method']})", record["episode_return"])
+
+            counts = cal.run_calibration(store, names, tasks, seed, episodes, executor=executor, workers=workers,
+                                         address=address, on_record=on_record)
+        table = cal.calibration_table(store, names, tasks, seed, episodes)
+    log.info("units: %s", counts)
+    free = cal.free_successes(table)
+    verdicts = cal.native_verdicts(table)
+    if json_path is not None:
+        command = (f"mskbench calibrate --task {','.join(tasks)} --policies {','.join(names)} "
+                   f"--episodes {episodes} --seed {seed}")
+        out = {"command": command, "mskbench_version": __version__, **table, "free_successes": free,
+               "degeneracy_threshold_pct": cal.DEGENERACY_THRESHOLD_PCT, "native_verdicts": verdicts}
+        json_path.write_text(json.dumps(out, indent=1) + "\n")
+    if md_path is not None:
+        md_path.write_text(cal.markdown(table))
+    rich = Table(title=f"calibration: {episodes} episodes per task and policy, seeds {seed}..{seed + episodes - 1}")
+    for col in ("task", "policy", "n", "SR XII %", "native %", "SR paper %", "length med (min–max)",
+                "return mean ± sd", "terminations"):
+        rich.add_column(col, justify="left" if col in ("task", "policy", "native %", "terminations") else "right")
+    for r in table["rows"]:
+        native = table["native"][r["task"]]
+        rich.add_row(r["task"], r["policy"], str(r["episodes"]), f"{r['sr_table_xii_pct']:.0f}",
+                     cal.native_cell(r, native), f"{r['sr_paper_pct']:.0f}",
+                     f"{r['length_median']:g} ({r['length_min']}–{r['length_max']})",
+                     f"{r['return_mean']:.1f} ± {r['return_std']:.1f}",
+                     ", ".join(f"{k} {v}" for k, v in r["terminations"].items()))
+    _print_table(rich, console)
+    disagree = [t for t, v in verdicts.items() if not v["agrees"]]
+    if disagree:
+        click.echo("native signals met by a trivial policy but counted, or declared degenerate but never met: "
+                   + ", ".join(disagree))
+    if table["missing"]:
+        click.echo(f"{table['missing']} episodes are not in {store_path} yet")
+    trivial = [p for p in names if p in cal.TRIVIAL_POLICIES]
+    if free:
+        click.echo("free successes (a trivial policy meets a criterion that counts): "
+                   + ", ".join(f"{f['task']}/{f['policy']} {f['sr_paper_pct']:.0f} %" for f in free))
+    elif trivial:
+        click.echo(f"free successes: none ({', '.join(trivial)} never met a criterion that counts)")
+    click.echo(f"records in {store_path}")
+    if check and free:
+        raise click.ClickException(f"{len(free)} free successes")
 
 
 @main.command("leaderboard")
