@@ -238,7 +238,7 @@ def _scene_parity():
 ])
 def test_task_scenes_with_props_follow_the_mujoco_c_backend_on_warp(task, obs_tol, reward_tol):
     """Props of every kind on MuJoCo Warp: a free box thrown (Catch), a hinged door and wall boxes
-    (OpenDoor), connect constraints holding the hands to a bar (ChinUp), a free board on a free ball
+    (OpenDoor), connect constraints holding the hands to a bar (ChinUp), a free board on a fixed ball
     (Balance), tilted slabs with their own friction priority (Slide)."""
     row = _scene_parity()(task, steps=3)
     assert row["terminations_agree"] and row["steps_agree"], row

@@ -438,7 +438,9 @@ def phase_clock(phase, xp):
 
 
 def efficiency(s: StateView, xp):
-    """``R_efficiency = mean(a²)``: the action regularisation applied across tasks."""
+    """``R_efficiency = mean(a²)`` over the muscle activations ``a`` after the step (in [0, 1]), not the action:
+    the paper defines ``a ∈ ℝ^M`` as "the muscle activations at the current control step" (App. A), and
+    Table VI's note calls this term, applied across tasks, "action regularization"."""
     return xp.mean(s.activation**2)
 
 
