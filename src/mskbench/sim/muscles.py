@@ -133,5 +133,116 @@ def dense_moments(values: Any, index: Any, n_muscles: int, nv: int, xp: Any) -> 
     return out.reshape(*lead, n_muscles, nv)
 
 
+# -- MuJoCo's muscle model, vectorised --------------------------------------------------------------
+# MuJoCo's muscle (``gaintype``/``biastype``/``dyntype`` = muscle) pulls with
+# ``force = gain(l, v) · act + bias(l)`` (both negative: pulling), its activation follows a first-order
+# law with activation/deactivation time constants that depend on the activation. The functions below
+# are the same curves for all muscles at once, for NumPy or JAX (``xp``); tests/test_control.py checks
+# them against ``mujoco.mju_muscleGain``, ``mju_muscleBias`` and ``mju_muscleDynamics``.
+_MINVAL = 1e-15
+
+
+class MuscleParams:
+    """The per-muscle constants the curves read, from a compiled model (``gainprm`` for the active
+    force, ``biasprm`` for the passive one — MyoFullBody has two muscles whose differ —, ``dynprm``,
+    ``actuator_lengthrange``, ``actuator_acc0``). ``force`` is the peak isometric force F0 (N), resolved
+    as MuJoCo does when ``prm[2] < 0`` (``scale / acc0``)."""
+
+    def __init__(self, model: mujoco.MjModel, muscle_ids: Any):
+        m = np.asarray(muscle_ids, np.int64)
+        prm = np.asarray(model.actuator_gainprm[m, :9], np.float64)
+        lr = np.asarray(model.actuator_lengthrange[m], np.float64)
+        acc0 = np.asarray(model.actuator_acc0[m], np.float64)
+        bprm = np.asarray(model.actuator_biasprm[m, :9], np.float64)
+        self.range_lo, self.range_hi = prm[:, 0], prm[:, 1]
+        self.force = np.where(prm[:, 2] < 0, prm[:, 3] / np.maximum(_MINVAL, acc0), prm[:, 2])
+        self.lmin, self.lmax, self.vmax = prm[:, 4], prm[:, 5], prm[:, 6]
+        self.fvmax = prm[:, 8]
+        self.length_lo = lr[:, 0]
+        #: Optimal fibre length L0 expressed in actuator length (m).
+        self.l0 = (lr[:, 1] - lr[:, 0]) / np.maximum(_MINVAL, self.range_hi - self.range_lo)
+        # The passive curve's own constants (biasprm).
+        self.p_range_lo = bprm[:, 0]
+        self.p_force = np.where(bprm[:, 2] < 0, bprm[:, 3] / np.maximum(_MINVAL, acc0), bprm[:, 2])
+        self.p_lmax, self.fpmax = bprm[:, 5], bprm[:, 7]
+        self.p_l0 = (lr[:, 1] - lr[:, 0]) / np.maximum(_MINVAL, bprm[:, 1] - bprm[:, 0])
+        dyn = np.asarray(model.actuator_dynprm[m, :3], np.float64)
+        self.tau_act, self.tau_deact, self.tau_smooth = dyn[:, 0], dyn[:, 1], dyn[:, 2]
+        if np.any(self.tau_smooth > 0):
+            raise ValueError("muscles with dynprm[2] > 0 (smoothed time constants) are not supported")
+
+
+def _length_curve(L, lmin, lmax, xp):
+    """MuJoCo's active force-length curve ``FL(L)`` (four half-parabolas, 1 at L = 1, 0 outside [lmin, lmax])."""
+    a = 0.5 * (lmin + 1.0)
+    b = 0.5 * (1.0 + lmax)
+    x1 = (L - lmin) / xp.maximum(_MINVAL, a - lmin)
+    x2 = (1.0 - L) / xp.maximum(_MINVAL, 1.0 - a)
+    x3 = (L - 1.0) / xp.maximum(_MINVAL, b - 1.0)
+    x4 = (lmax - L) / xp.maximum(_MINVAL, lmax - b)
+    out = xp.where(L <= a, 0.5 * x1 * x1,
+                   xp.where(L <= 1.0, 1.0 - 0.5 * x2 * x2,
+                            xp.where(L <= b, 1.0 - 0.5 * x3 * x3, 0.5 * x4 * x4)))
+    return xp.where((L < lmin) | (L > lmax), 0.0, out)
+
+
+def _velocity_curve(V, fvmax, xp):
+    """MuJoCo's force-velocity curve ``FV(V)`` (0 below V = −1, fvmax above V = fvmax − 1)."""
+    y = fvmax - 1.0
+    return xp.where(V <= -1.0, 0.0,
+                    xp.where(V <= 0.0, (V + 1.0) ** 2,
+                             xp.where(V <= y, fvmax - (y - V) ** 2 / xp.maximum(_MINVAL, y), fvmax)))
+
+
+def muscle_gain_bias(p: MuscleParams, length: Any, velocity: Any, xp: Any = np) -> tuple[Any, Any]:
+    """``(gain, bias)`` per muscle at actuator ``length`` (m) and ``velocity`` (m/s): the actuator force is
+    ``gain · act + bias`` (N, negative when pulling), as ``mju_muscleGain`` / ``mju_muscleBias``."""
+    L = p.range_lo + (length - p.length_lo) / xp.maximum(_MINVAL, p.l0)
+    V = velocity / xp.maximum(_MINVAL, p.l0 * p.vmax)
+    gain = -p.force * _length_curve(L, p.lmin, p.lmax, xp) * _velocity_curve(V, p.fvmax, xp)
+    L = p.p_range_lo + (length - p.length_lo) / xp.maximum(_MINVAL, p.p_l0)
+    b = 0.5 * (1.0 + p.p_lmax)
+    x_q = (L - 1.0) / xp.maximum(_MINVAL, b - 1.0)
+    x_l = (L - b) / xp.maximum(_MINVAL, b - 1.0)
+    passive = xp.where(L <= 1.0, 0.0, xp.where(L <= b, 0.5 * x_q * x_q, 0.5 + x_l))
+    return gain, -p.p_force * p.fpmax * passive
+
+
+def activation_rate(p: MuscleParams, act: Any, ctrl: Any, xp: Any = np) -> Any:
+    """``d act / dt`` of MuJoCo's muscle activation dynamics (``mju_muscleDynamics``, no smoothing):
+    ``(u − a) / τ`` with ``τ = τ_act (0.5 + 1.5 a)`` when rising, ``τ_deact / (0.5 + 1.5 a)`` when falling."""
+    u = xp.clip(ctrl, 0.0, 1.0)
+    a = xp.clip(act, 0.0, 1.0)
+    tau = xp.where(u - a > 0, p.tau_act * (0.5 + 1.5 * a), p.tau_deact / (0.5 + 1.5 * a))
+    return (u - a) / xp.maximum(_MINVAL, tau)
+
+
+def activation_after(p: MuscleParams, act: Any, ctrl: Any, dt_s: float, n_steps: int, xp: Any = np) -> Any:
+    """The activation after ``n_steps`` Euler steps of ``dt_s`` holding excitation ``ctrl`` (what MuJoCo's
+    Euler and implicit integrators do to a muscle's activation over one control step)."""
+    a = act
+    for _ in range(int(n_steps)):
+        a = a + dt_s * activation_rate(p, a, ctrl, xp)
+    return a
+
+
+def excitation_for(p: MuscleParams, act: Any, target: Any, dt_s: float, n_steps: int, iterations: int = 30) -> Any:
+    """The excitation in [0, 1] whose ``n_steps`` Euler steps take ``act`` closest to ``target`` (NumPy).
+
+    The activation reached is monotone in the excitation, so a bisection per muscle finds it; a target
+    outside what one step can reach gives the bound (0 or 1)."""
+    act = np.asarray(act, np.float64)
+    target = np.asarray(target, np.float64)
+    lo = np.zeros_like(act)
+    hi = np.ones_like(act)
+    for _ in range(iterations):
+        mid = 0.5 * (lo + hi)
+        above = activation_after(p, act, mid, dt_s, n_steps) > target
+        hi = np.where(above, mid, hi)
+        lo = np.where(above, lo, mid)
+    return 0.5 * (lo + hi)
+
+
 __all__ = ["MOMENT_FIELD", "MomentPattern", "N_PRIOR", "N_STATE", "PRIOR_NAMES", "STATE_NAMES", "dense_moments",
-           "muscle_priors", "muscle_states"]
+           "muscle_priors", "muscle_states", "MuscleParams", "muscle_gain_bias", "activation_rate",
+           "activation_after", "excitation_for"]
