@@ -120,13 +120,24 @@ def _ids(model: mujoco.MjModel, kind: mujoco.mjtObj, names: Mapping[str, str]) -
     return out
 
 
+def put(xp, array, index, values):
+    """``array`` with ``array[index] = values``: a copy on NumPy, ``.at[].set`` on JAX."""
+    if xp is np:
+        out = np.array(array, copy=True)
+        out[index] = values
+        return out
+    return xp.asarray(array).at[index].set(values)
+
+
 @dataclass(frozen=True)
 class JointCouplings:
     """The model's joint-equality constraints ``y - y0 = Σ_k c_k (x - x0)^k``.
 
     ``dep`` are the qpos addresses of the dependent joints, ``drv`` of the driving
     joints (``-1``: the joint is held at ``y0 + c_0``). Rows are ordered so that
-    a driver is always resolved before anything it drives.
+    a driver is always resolved before anything it drives; ``level`` is a row's
+    depth in that order (0: its driver is no dependent), so the rows of one level
+    are resolved together.
     """
 
     dep: np.ndarray
@@ -134,6 +145,7 @@ class JointCouplings:
     coef: np.ndarray  # (n, 5)
     dep0: np.ndarray
     drv0: np.ndarray
+    level: np.ndarray
 
     @classmethod
     def from_model(cls, model: mujoco.MjModel) -> "JointCouplings":
@@ -147,14 +159,14 @@ class JointCouplings:
             rows.append((dep_adr, drv_adr, model.eq_data[i, :5].copy()))
         deps = {r[0] for r in rows}
         ordered: list[tuple[int, int, np.ndarray]] = []
-        done: set[int] = set()
+        depth: dict[int, int] = {}
         while rows:  # topological order: drivers first
-            ready = [r for r in rows if r[1] < 0 or r[1] not in deps or r[1] in done]
+            ready = [r for r in rows if r[1] < 0 or r[1] not in deps or r[1] in depth]
             if not ready:
                 raise ValueError("joint couplings form a cycle")
             for r in ready:
                 ordered.append(r)
-                done.add(r[0])
+                depth[r[0]] = depth[r[1]] + 1 if r[1] in depth else 0
                 rows.remove(r)
         dep = np.array([r[0] for r in ordered], dtype=np.int64)
         drv = np.array([r[1] for r in ordered], dtype=np.int64)
@@ -165,26 +177,43 @@ class JointCouplings:
             coef=coef,
             dep0=model.qpos0[dep].copy(),
             drv0=np.where(drv >= 0, model.qpos0[np.maximum(drv, 0)], 0.0),
+            level=np.array([depth[d] for d in dep.tolist()], dtype=np.int64),
         )
+
+    def resolve(self, qpos, xp=np, qvel=None, qvel_map: np.ndarray | None = None):
+        """``(qpos, qvel)`` with every dependent joint set from its driver: new arrays, written with the
+        array namespace ``xp`` (NumPy on the host, ``jax.numpy`` inside a jitted start draw).
+
+        With ``qvel`` (and ``qvel_map``: qpos address → dof address for hinge and slide joints) the
+        dependent velocities are set by the chain rule, ``ẏ = (Σ_k k c_k (x − x0)^(k−1)) ẋ`` (0 for a
+        joint held fixed); without, ``qvel`` is returned as given.
+        """
+        if qvel is not None and qvel_map is None:
+            raise ValueError("qvel needs qvel_map (qpos address -> dof address)")
+        powers = np.arange(5)
+        for lvl in np.unique(self.level):
+            rows = np.flatnonzero(self.level == lvl)
+            dep, drv, coef = self.dep[rows], self.drv[rows], self.coef[rows]
+            has_drv = drv >= 0
+            x = xp.where(has_drv, qpos[np.maximum(drv, 0)] - self.drv0[rows], 0.0)
+            qpos = put(xp, qpos, dep, self.dep0[rows] + xp.sum(coef * x[:, None] ** powers, axis=1))
+            if qvel is not None and qvel_map is not None:
+                slope = xp.sum(coef[:, 1:] * powers[1:] * x[:, None] ** (powers[1:] - 1), axis=1)
+                vd = xp.where(has_drv, slope * qvel[qvel_map[np.maximum(drv, 0)]], 0.0)
+                qvel = put(xp, qvel, qvel_map[dep], vd)
+        return qpos, qvel
 
     def apply(self, qpos: np.ndarray, qvel_map: np.ndarray | None = None,
               qvel: np.ndarray | None = None) -> None:
-        """Set every dependent joint from its driver, in place.
+        """Set every dependent joint from its driver, in place (NumPy; :meth:`resolve` does the work).
 
         With ``qvel`` (and ``qvel_map``: qpos address → dof address for hinge and
         slide joints) the dependent velocities are set from the chain rule too.
         """
-        powers = np.arange(5)
-        for k in range(len(self.dep)):
-            d, s, c = self.dep[k], self.drv[k], self.coef[k]
-            x = qpos[s] - self.drv0[k] if s >= 0 else 0.0
-            qpos[d] = self.dep0[k] + float(np.sum(c * x**powers))
-            if qvel is not None and qvel_map is not None:
-                if s >= 0:
-                    slope = float(np.sum(c[1:] * powers[1:] * x ** (powers[1:] - 1)))
-                    qvel[qvel_map[d]] = slope * qvel[qvel_map[s]]
-                else:
-                    qvel[qvel_map[d]] = 0.0
+        out_q, out_v = self.resolve(qpos, np, qvel if qvel_map is not None else None, qvel_map)
+        qpos[:] = out_q
+        if qvel is not None and qvel_map is not None:
+            qvel[:] = out_v
 
     def residual(self, qpos: np.ndarray) -> np.ndarray:
         """Constraint violation of each coupling for ``qpos`` (rad or m)."""

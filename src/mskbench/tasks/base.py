@@ -43,6 +43,11 @@ Initial states come one of two ways:
   ground placement) implements :meth:`Task.initial_state` on the host; the
   batched environment then refills a bank of host-drawn starts between
   rollouts (:mod:`mskbench.envs.jax_env`).
+
+Either way the original code's start noise (Gaussian noise on the joints, the
+root and the velocities, the couplings kept) is added by
+:func:`mskbench.tasks.starts.add_start_noise`, one function for NumPy and JAX;
+:meth:`Task.bind` stores where it goes (``start_tables``).
 """
 
 from __future__ import annotations
@@ -56,10 +61,11 @@ from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, Protocol
 import mujoco
 import numpy as np
 
-from mskbench.body.base import Body, BodyHandles, place_on_ground
+from mskbench.body.base import Body, BodyHandles, place_on_ground, put  # noqa: F401  (put: re-exported)
 from mskbench.body.myofullbody import MYOFULLBODY
 from mskbench.catalog import FAMILIES
 from mskbench.sim.state import StateView
+from mskbench.tasks.starts import StartTables
 
 TaskState = Mapping[str, Any]
 
@@ -115,6 +121,8 @@ class Random(Protocol):
 
     def integers(self, low: Any, high: Any) -> Any: ...
 
+    def normal(self, loc: Any = 0.0, scale: Any = 1.0, shape: tuple[int, ...] = ()) -> Any: ...
+
 
 class HostRandom:
     """:class:`Random` over a NumPy ``Generator`` (the CPU environment's per-episode stream)."""
@@ -127,6 +135,9 @@ class HostRandom:
 
     def integers(self, low, high):
         return self.rng.integers(low, high)
+
+    def normal(self, loc=0.0, scale=1.0, shape=()):
+        return self.rng.normal(loc, scale, size=shape or None)
 
 
 class KeyRandom:
@@ -155,14 +166,13 @@ class KeyRandom:
 
         return jax.random.randint(self._next(), (), jnp.asarray(low, jnp.int32), jnp.asarray(high, jnp.int32))
 
+    def normal(self, loc=0.0, scale=1.0, shape=()):
+        import jax
+        import jax.numpy as jnp
 
-def put(xp, array, index, values):
-    """``array`` with ``array[index] = values``: a copy on NumPy, ``.at[].set`` on JAX."""
-    if xp is np:
-        out = np.array(array, copy=True)
-        out[index] = values
-        return out
-    return xp.asarray(array).at[index].set(values)
+        loc, scale = jnp.asarray(loc, jnp.float32), jnp.asarray(scale, jnp.float32)
+        shape = tuple(shape) or jnp.broadcast_shapes(loc.shape, scale.shape)
+        return loc + scale * jax.random.normal(self._next(), shape, jnp.float32)
 
 
 class InitContext:
@@ -309,8 +319,10 @@ class Task(ABC):
 
     def bind(self, ctx: InitContext) -> None:
         """Precompute constants from the compiled model (once per environment). The base stores the
-        control step; a task that overrides this calls ``super().bind(ctx)`` first."""
+        control step and where start noise goes (:class:`~mskbench.tasks.starts.StartTables`); a task
+        that overrides this calls ``super().bind(ctx)`` first."""
         self.control_dt_s = ctx.control_dt_s
+        self.start_tables = StartTables.from_model(ctx.model, ctx.handles)
 
     # -- episode -----------------------------------------------------------------
     def start(self, ctx: InitContext) -> InitialState:
