@@ -50,6 +50,24 @@ def rotate_root(env: MSKEnv, angle: float, axis=(1.0, 0.0, 0.0)) -> None:
     env.data.qpos[:] = body_rotate_root(env.data.qpos, angle, axis)
 
 
+class NoiseFreeGenerator(np.random.Generator):
+    """A NumPy generator whose Gaussian draws are their mean: a task's start drawn with it is its
+    designed start without the per-episode noise (:mod:`mskbench.tasks.starts`); uniform draws (a
+    phase, a placement, targets) are kept."""
+
+    def normal(self, loc=0.0, scale=1.0, size=None):
+        if size is None:
+            return float(loc)
+        return np.broadcast_to(np.asarray(loc, dtype=float), size).copy()
+
+
+def reset_noise_free(env: MSKEnv, seed: int = 0):
+    """``env.reset(seed=seed)`` from the task's start without its per-episode noise (for tests of the
+    designed pose: heights, pitches, contacts)."""
+    init = env.task.initial_state(env._ctx, NoiseFreeGenerator(np.random.PCG64(seed)))
+    return env.reset(seed=seed, options={"initial_state": init})
+
+
 def ts_copy(ts: dict) -> dict:
     """A task state whose arrays can be changed without touching the env's."""
     return {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in ts.items()}

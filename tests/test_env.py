@@ -333,10 +333,15 @@ def test_different_seeds_different_initial_obs(shared_envs, task):
     assert not np.array_equal(o1, o2)
 
 
-def test_stand_initial_state_has_no_noise(stand_env):
+def test_stand_initial_state_is_noised_at_rest(stand_env):
+    """Stand's start: the neutral pose with the original's joint and root noise per seed, at zero
+    velocity (the paper's "zero vel."); the same seed gives the same start."""
     o1, _ = stand_env.reset(seed=0)
+    assert np.all(stand_env.data.qvel == 0.0)
     o2, _ = stand_env.reset(seed=1)
-    np.testing.assert_array_equal(o1, o2)
+    o3, _ = stand_env.reset(seed=0)
+    assert not np.array_equal(o1, o2)
+    np.testing.assert_array_equal(o1, o3)
 
 
 # -- physics instability --------------------------------------------------------------------

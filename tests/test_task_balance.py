@@ -5,7 +5,7 @@ from __future__ import annotations
 import mujoco
 import numpy as np
 import pytest
-from contract import forward, moving_state, rotate_root, ts_copy
+from contract import forward, moving_state, reset_noise_free, rotate_root, ts_copy
 
 from mskbench.body.myofullbody import rotate_root as body_rotate_root
 from mskbench.tasks.balance import Balance
@@ -207,8 +207,8 @@ def test_sls_success():
 
 
 def test_sls_rejects_negative_noise():
-    with pytest.raises(ValueError, match="noise_rad"):
-        SingleLegStand(noise_rad=-0.1)
+    with pytest.raises(ValueError, match="init_noise_rad"):
+        SingleLegStand(init_noise_rad=-0.1)
 
 
 # -- Balance -------------------------------------------------------------------------------
@@ -218,7 +218,7 @@ def test_balance_initial_state(balance_env):
     layout = {k: v.stop - v.start for k, v in env.obs_layout.items() if k.startswith("task/")}
     assert layout == {"task/board_pos": 3, "task/board_quat": 4, "task/com_minus_board": 3,
                       "task/ball_minus_board": 3}
-    obs, info = env.reset(seed=0)
+    obs, info = reset_noise_free(env)  # the designed stance; the noise is tests/test_starts.py's
     s = env.sim.view()
     assert s.pelvis_pos[2] == pytest.approx(1.28, abs=1e-9)
     assert s.chest_pitch == pytest.approx(-0.15, abs=3e-3)
@@ -291,7 +291,7 @@ def test_balance_pelvis_too_low(balance_env):
 def test_balance_pitch_fall(balance_env, extra, fall):
     """The stance pitch is −0.15 rad; pitching by ``extra`` about world y makes it −0.15 − extra."""
     env = balance_env
-    env.reset(seed=0)
+    reset_noise_free(env)
     rotate_root(env, extra, (0.0, 1.0, 0.0))
     s = forward(env)
     assert s.chest_pitch == pytest.approx(-0.15 - extra, abs=3e-3)

@@ -11,7 +11,7 @@ from mskbench.tasks import REGISTRY
 #: draw a data-dependent number of values (WalkTurn's waypoint redraws): their starts come from the host.
 HOST_STARTS = {"SingleLegStand", "Sit", "Walk", "Crawl", "Run", "Jump", "WalkTurn", "Sidestep", "Stairs"}
 #: Device starts that move the root of a start placed on the flat floor once.
-ROOT_SHIFT_STARTS = ("Hurdle", "PoleWalk", "OpenDoor", "WalkAndSit")
+ROOT_SHIFT_STARTS = ("Hurdle", "WalkAndSit")
 
 
 @pytest.mark.parametrize("task", list(REGISTRY))

@@ -7,7 +7,7 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
-from contract import forward
+from contract import forward, reset_noise_free
 
 from mskbench.tasks.chin_up import ChinUp
 from mskbench.tasks.grip import grip_residual_m
@@ -196,7 +196,7 @@ def test_squat_joint_targets_match_height_target(squat, phase):
 
 def test_squat_initial_state_and_rewards(squat):
     env = squat
-    obs, _ = env.reset(seed=0)
+    obs, _ = reset_noise_free(env)  # the designed pose; the noise is tests/test_starts.py's
     task, view = env.task, env.sim.view()
     contacts = _contacts(env)
     assert contacts and all(c[0] == "floor" and "foot" in c[1] for c in contacts)
@@ -293,7 +293,9 @@ def test_squat_phase_wraps_and_options(squat):
 # -- ChinUp ---------------------------------------------------------------------------------
 def test_chinup_initial_hang(chinup):
     env = chinup
-    obs, _ = env.reset(seed=0)
+    env.reset(seed=1)  # with the per-episode joint noise the hands are a little off the bar
+    assert grip_residual_m(env.model, env.data, "chinup") < 0.02
+    obs, _ = reset_noise_free(env)  # the designed hang
     m, d, view = env.model, env.data, env.sim.view()
     assert grip_residual_m(m, d, "chinup") < 1e-3
     assert d.ncon == 0  # feet clear of the floor, the bar is visual only

@@ -6,7 +6,7 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
-from contract import forward, rotate_root
+from contract import forward, reset_noise_free, rotate_root
 
 from mskbench.tasks.crawl import Crawl
 from mskbench.tasks.gait import foot_clearance, torso_angle
@@ -46,7 +46,11 @@ def _terms(env, ts=None):
 
 @pytest.mark.parametrize("name", list(TASKS))
 def test_initial_state_rests_without_interpenetration(envs, name):
+    """Placed on the floor without going into it; the body's own geoms touch no deeper than the start
+    noise can press them (the original's N(0, 0.01²) on every joint puts a hand up to ~1 cm into a
+    thigh in about a third of the seeds; the model's arm/thorax pair overlaps anyway)."""
     env = envs[name]
+    tree = set(env.handles.body_tree.tolist())
     for seed in range(3):
         env.reset(seed=seed)
         m, d = env.model, env.data
@@ -55,7 +59,8 @@ def test_initial_state_rests_without_interpenetration(envs, name):
             names = {m.geom(c.geom1).name, m.geom(c.geom2).name}
             if names & MODEL_OWN_OVERLAP:
                 continue
-            assert c.dist > -1e-3, (name, seed, names, c.dist)
+            own = m.geom_bodyid[c.geom1] in tree and m.geom_bodyid[c.geom2] in tree
+            assert c.dist > (-0.015 if own else -1e-3), (name, seed, names, c.dist)
         assert any(m.geom(d.contact[i].geom1).name == "floor" for i in range(d.ncon))  # on the floor
         assert not any(_term(env).values())
 
@@ -507,7 +512,9 @@ def test_stand_native_solved(shared_envs):
     # msk_bench_v0.py@a68b6ce::MSKBenchStandEnvV0: ‖q[2:] − q0[2:]‖ < 0.2 and stillness > 0.9.
     env = shared_envs("Stand")
     env.reset(seed=0)
-    assert _native(env)  # at rest in the start pose: met at reset (as in the original)
+    assert _native(env)  # the noisy start at rest: met at reset (as in the original, whose noise has norm ≈ 0.06)
+    reset_noise_free(env)  # the distances below are from the noise-free start pose
+    assert _native(env)
     qpos0 = env.data.qpos.copy()
     for dz, met in ((0.19, True), (0.201, False)):  # the root height is part of the distance
         env.data.qpos[:] = qpos0

@@ -36,11 +36,14 @@ stance — the whole body pitched 0.15 rad forward about the root, lumbar
 spine neutral (``θ_pitch = −0.15``), hips flexed 0.6 rad, knees 0.8 rad,
 ankles 0.35 rad dorsiflexion (soles level), arms a little forward (shoulder
 elevation 0.3 rad, elbows 0.6 rad) — held in the air
-with the pelvis at ``z = 1.28`` m, released at rest; the soles are then ~2 cm
-above the board, whose centre is under the middle of the feet; the ball is
-right under the board's centre (the body is shifted so that the fixed
-ball is under the middle of its feet). No randomness (the paper lists none): a fixed
-start (``start``).
+with the pelvis at ``z = 1.28`` m; the soles are then ~2 cm above the board, whose centre is under
+the middle of the feet; the ball is right under the board's centre (the body is shifted so that
+the fixed ball is under the middle of its feet). Per episode (``randomize``, on the device in the
+batched env), the original's draw, where the paper lists none
+(``msk_bench_v0.py@a68b6ce::MSKBenchBalanceEnvV0.reset``): a forward push of the root,
+``q̇_x = 0.1`` m/s, and ``N(0, 0.01²)`` on every independent joint (clipped to its range,
+dependents resolved) and on every velocity of the body (root and joints; dependent joints' by the
+chain rule). The pelvis height is not noised.
 
 Termination:
 
@@ -81,7 +84,8 @@ Choices where the paper is open:
   An episode that ends by termination after step 350 may still succeed (the
   paper requires "no earlier termination" only for survival horizons).
 * The stance angles and the 2 cm drop are ours (the original's start is a
-  milder crouch with a push and noise: see docs/tasks.md); the ball radius
+  milder crouch, hips 0.25, knees 0.35, ankles 0.15 rad, dropped from the same pelvis height: see
+  docs/tasks.md); its push and noise are kept; the ball radius
   sets the board top so that a pelvis at 1.28 m puts the guard stance's soles
   just above it.
 * The board is round (a cylinder of the original board's width, 0.30 m
@@ -90,7 +94,8 @@ Choices where the paper is open:
 
 Options (``Balance.Config``): the props (``ball_radius_m``, ``board_radius_m``,
 ``board_half_height_m``, ``board_mass_kg``, ``prop_friction``), the start
-(``drop_pelvis_height_m``, ``stance_pitch_rad``, also the lean target), the
+(``drop_pelvis_height_m``, ``stance_pitch_rad``, also the lean target, ``push_mps``,
+``init_noise``), the
 termination (``pelvis_height_min_m``, ``pitch_max_rad``), the lean gate
 (``gate_margin_m``, ``gate_height_m``) and success (``success_steps``,
 ``success_sep_m``).
@@ -105,6 +110,7 @@ import numpy as np
 
 from mskbench.body.myofullbody import rotate_root
 from mskbench.tasks.base import InitContext, InitialState, Task, TaskConfig, check_positive, efficiency, option
+from mskbench.tasks.starts import StartNoise, add_start_noise
 
 GUARD_STANCE = {
     "hip_flexion_l": 0.6, "hip_flexion_r": 0.6,
@@ -142,6 +148,8 @@ class Balance(Task):
         prop_friction: float = option(2.0, "sliding friction of ball and board (priority over the body's)")
         drop_pelvis_height_m: float = option(1.28, "pelvis height at release (m)")
         stance_pitch_rad: float = option(-0.15, "trunk pitch of the guard stance and of forward_lean_stance (rad)")
+        push_mps: float = option(0.1, "forward root velocity at release (m/s), the original's push")
+        init_noise: float = option(0.01, "start noise N(0, this²) on every joint (rad) and velocity")
         pelvis_height_min_m: float = option(0.70, "pelvis_too_low below this pelvis height (m)")
         pitch_max_rad: float = option(0.8, "pitch_fall above this |trunk pitch| (rad)")
         success_steps: int = option(350, "success needs more than this many steps")
@@ -152,6 +160,7 @@ class Balance(Task):
         def __post_init__(self):
             check_positive(self, "ball_radius_m", "board_radius_m", "board_half_height_m", "board_mass_kg",
                            "prop_friction")
+            check_positive(self, "init_noise", allow_zero=True)
 
     #: Model ids and addresses of the board and the ball, resolved in ``bind``.
     board_id = ball_id = board_qpos = -1
@@ -195,7 +204,15 @@ class Balance(Task):
         r, hz = self.ball_radius_m, self.board_half_height_m
         qpos[self.board_qpos:self.board_qpos + 7] = [0.0, 0.0, 2.0 * r + hz, 1.0, 0.0, 0.0, 0.0]
         ts = {"board_ball_sep": np.float64(0.0), "max_board_ball_sep": np.float64(0.0)}
-        return InitialState(qpos, np.zeros(ctx.model.nv), ts)
+        qvel = np.zeros(ctx.model.nv)
+        qvel[0] = self.push_mps
+        return InitialState(qpos, qvel, ts)
+
+    def randomize(self, init: InitialState, rng, xp) -> InitialState:
+        """The guard stance with the original's joint and velocity noise on top of the push."""
+        qpos, qvel = add_start_noise(self.start_tables, StartNoise.uniform(self.init_noise), init.qpos, init.qvel,
+                                     rng, xp)
+        return InitialState(qpos, qvel, init.task_state)
 
     # -- step-time quantities ---------------------------------------------------------
     def _sep(self, s, xp):

@@ -36,10 +36,12 @@ Choices where the paper is open (also in ``docs/tasks.md``):
   lower than the hips), hips flexed 0.8 rad and abducted 0.1 rad, knees
   flexed 1.0 rad, ankles plantarflexed 0.6 rad, shoulders elevated 1.2 rad
   forward (elevation plane 1.5 rad), elbows flexed 2.0 rad; then every
-  joint perturbed by ``N(0, 0.01²)`` rad (the original's noise,
-  ``MSKBenchCrawlEnvV0.reset``), clipped to the joint ranges; lowered onto the floor (the
+  independent joint perturbed by ``N(0, 0.01²)`` rad (the original's noise,
+  ``MSKBenchCrawlEnvV0.reset``; :mod:`mskbench.tasks.starts`), clipped to the joint ranges,
+  dependents resolved; lowered onto the floor (the
   fingers touch it, knees and forearms are within ~1 cm). The pelvis is at
-  0.25 m, the chest faces down (``u_chest·ẑ ≈ −0.99``); zero velocity. Drawn
+  0.25 m, the chest faces down (``u_chest·ẑ ≈ −0.99``); zero velocity (the original's:
+  its 10 physics steps after the reset are discarded, it resets to the pre-step state). Drawn
   on the host (``initial_state``): the placement depends on the noise. (The
   original's joint angles — hips 1.0, knees 1.5, shoulders 1.5, elbows 0.5 rad,
   root pitched 90° — placed on the floor put this body's pelvis at 0.38 m, not
@@ -66,8 +68,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from mskbench.body.myofullbody import rotate_root
-from mskbench.tasks.base import InitContext, InitialState, Task, TaskConfig, check_positive, efficiency, option
-from mskbench.tasks.gait import normal_joint_noise
+from mskbench.tasks.base import HostRandom, InitContext, InitialState, Task, TaskConfig, check_positive, efficiency, option
+from mskbench.tasks.starts import StartNoise, place_noisy
 
 CRAWL_PITCH_RAD = 1.7
 LOW_CRAWL = {
@@ -113,10 +115,11 @@ class Crawl(Task):
     def initial_state(self, ctx: InitContext, rng: np.random.Generator) -> InitialState:
         """The low crawl with joint noise, lowered onto the floor (host: the placement depends on the noise)."""
         base = ctx.pose(LOW_CRAWL, base=rotate_root(ctx.default_qpos, CRAWL_PITCH_RAD), on_ground=False)
-        qpos = ctx.pose(base=normal_joint_noise(ctx, base, rng, self.init_noise_rad))
+        qpos, qvel = place_noisy(ctx, self.start_tables, StartNoise(joint_rad=self.init_noise_rad), base,
+                                 np.zeros(ctx.model.nv), HostRandom(rng))
         pelvis = ctx.forward(qpos).pelvis_pos
         ts = {"x0": np.float64(pelvis[0]), "max_backward": np.float64(0.0)}
-        return InitialState(qpos, np.zeros(ctx.model.nv), ts)
+        return InitialState(qpos, qvel, ts)
 
     def advance(self, s, ts, xp):
         backward = ts["x0"] - s.pelvis_pos[0]

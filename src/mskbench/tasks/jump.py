@@ -40,9 +40,10 @@ Choices where the paper is open (also in ``docs/tasks.md``):
   (``msk_bench_v0.py@a68b6ce::MSKBenchJumpEnvV0.reset``): hips flexed 0.3 rad
   (the original also adducts them 0.05 rad, which on this body puts the two
   feet's collision geoms 2.7 cm into each other: left out), knees 0.4 rad, ankles dorsiflexed 0.1 rad, then every
-  joint perturbed by ``N(0, 0.01²)`` rad (clipped to the joint ranges) and every
-  velocity by ``N(0, 0.01²)``; on the floor (the original drops the root from
-  0.95 m and steps 10 ms before the episode); drawn on the host
+  independent joint perturbed by ``N(0, 0.01²)`` rad (clipped to the joint ranges, dependents
+  resolved) and every velocity of the body by ``N(0, 0.01²)`` (dependent joints' by the chain rule;
+  :mod:`mskbench.tasks.starts`); on the floor (the original drops the root from 0.95 m and steps
+  10 ms before the episode: those settling steps are not run); drawn on the host
   (``initial_state``): the placement depends on the noise.
 
 Observation: torso angle ``(pitch, roll)`` (2, :func:`mskbench.tasks.gait.torso_angle`),
@@ -64,9 +65,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mskbench.tasks.base import InitContext, InitialState, Task, TaskConfig, check_positive, efficiency, option
-from mskbench.tasks.gait import (flat_foot_heights, foot_clearance, normal_joint_noise, normal_velocity_noise,
-                                 torso_angle)
+from mskbench.tasks.base import HostRandom, InitContext, InitialState, Task, TaskConfig, check_positive, efficiency, option
+from mskbench.tasks.gait import flat_foot_heights, foot_clearance, torso_angle
+from mskbench.tasks.starts import StartNoise, place_noisy
 
 #: The original's micro-squat without its 0.05 rad hip adduction (on this body that adduction puts
 #: the two feet's collision geoms 2.7 cm into each other).
@@ -109,8 +110,8 @@ class Jump(Task):
         """The micro-squat with joint and velocity noise, on the floor (host: the placement depends on the noise)."""
         joints = {f"{k}_{side}": v for k, v in MICRO_SQUAT.items() for side in ("l", "r")}
         base = ctx.pose(joints, on_ground=False)
-        qpos = ctx.pose(base=normal_joint_noise(ctx, base, rng, self.init_noise_rad))
-        qvel = normal_velocity_noise(ctx, rng, self.init_noise_rad)
+        qpos, qvel = place_noisy(ctx, self.start_tables, StartNoise.uniform(self.init_noise_rad), base,
+                                 np.zeros(ctx.model.nv), HostRandom(rng))
         ts = {"armed": np.bool_(False), "hops": np.int64(0)}
         return InitialState(qpos, qvel, ts)
 

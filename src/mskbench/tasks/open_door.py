@@ -38,11 +38,13 @@ Observation: ``delta_p_handle`` = Δp_handle (3), ``door`` = ``(θ_door, θ̇_do
 (2), ``delta_p_target`` = ``p_target^xy − p_pelvis^xy`` (2), the pass-through
 target ``p_target = (x_pelvis,0 + 2.0, 0)`` (the success distance, doorway
 centre line).
-Initial state ("stand front of closed door"): the neutral standing pose, pelvis
-at ``x, y ~ U(−0.05, 0.05)`` m (0.45 m before the wall), door closed and at
-rest: placed on the floor once at the origin (``start``), its root then moved
-by ``randomize`` (the floor is flat), so the batched environment draws the
-start per world on the device. Termination: ``pelvis_too_low`` (``z_pelvis <
+Initial state ("stand front of closed door"): the neutral standing pose placed on the floor
+with the pelvis at the origin (0.45 m before the wall), door closed and at rest (``start``), plus
+the original's per-episode noise ``N(0, 0.01²)`` on every independent joint of the body (clipped to
+its range, dependents resolved) and on every velocity of the body (root and joints; dependents' by
+the chain rule), the root position fixed
+(``msk_bench_v0.py@a68b6ce::MSKBenchDoorOpenEnvV0.reset``); drawn by ``randomize`` (on the device
+in the batched env), not re-placed. Termination: ``pelvis_too_low`` (``z_pelvis <
 0.65`` m) or ``head_too_low`` (``z_head < 1.1`` m).
 Success: maximum forward pelvis displacement from the start ≥ 2.0 m, or the
 door-open flag, or maximum door angle > 1.0 rad. Horizon: 1,000 steps.
@@ -68,7 +70,7 @@ Choices where the paper is open:
 
 Options (``OpenDoor.Config``): ``pelvis_min_m``, ``head_min_m``,
 ``pass_thresholds_m``, ``success_distance_m``, ``success_angle_rad``,
-``open_flag_rad``, ``gate_radius_m``, ``start_xy_range`` (the values above).
+``open_flag_rad``, ``gate_radius_m``, ``init_noise`` (the values above).
 The scene is fixed.
 """
 
@@ -79,7 +81,9 @@ from dataclasses import dataclass
 import mujoco
 import numpy as np
 
-from mskbench.tasks.base import InitContext, InitialState, Task, TaskConfig, check_range, efficiency, option, put
+from mskbench.tasks.base import (InitContext, InitialState, Task, TaskConfig, check_positive, check_range, efficiency,
+                                 option)
+from mskbench.tasks.starts import StartNoise, add_start_noise
 
 WALL_X_M = 0.45
 WALL_THICKNESS_M = 0.10
@@ -137,10 +141,11 @@ class OpenDoor(Task):
         success_angle_rad: float = option(1.0, "... or maximum door angle above this (rad)")
         open_flag_rad: float = option(1.2, "... or the door-open flag: door angle at least this (rad)")
         gate_radius_m: float = option(0.3, "prox_gate: right hand within this of the handle (m)")
-        start_xy_range: tuple[float, float] = option((-0.05, 0.05), "initial root x and y (m)")
+        init_noise: float = option(0.01, "start noise N(0, this²) on every joint (rad) and velocity of the body")
 
         def __post_init__(self):
-            check_range(self, "pass_thresholds_m", "start_xy_range")
+            check_range(self, "pass_thresholds_m")
+            check_positive(self, "init_noise", allow_zero=True)
 
     #: The hinge's addresses and the handle's body id, resolved in ``bind``.
     hinge_qpos = hinge_dof = handle_body = -1
@@ -199,10 +204,10 @@ class OpenDoor(Task):
         return InitialState(qpos, np.zeros(ctx.model.nv), ts)
 
     def randomize(self, init: InitialState, rng, xp) -> InitialState:
-        """The root (and the pelvis's start ``x0``) shifted by a random ``x, y`` on the flat floor."""
-        xy = rng.uniform(*self.start_xy_range, shape=(2,))
-        ts = {**init.task_state, "x0": init.task_state["x0"] + xy[0]}
-        return InitialState(put(xp, init.qpos, slice(0, 2), xy), init.qvel, ts)
+        """The standing start with the original's joint and velocity noise (the door stays closed)."""
+        qpos, qvel = add_start_noise(self.start_tables, StartNoise.uniform(self.init_noise), init.qpos, init.qvel,
+                                     rng, xp)
+        return InitialState(qpos, qvel, init.task_state)
 
     # -- step-time ------------------------------------------------------------------
     def _door_angle(self, s):

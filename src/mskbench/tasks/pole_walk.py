@@ -31,11 +31,12 @@ the blocked centre ray).
 
 Observation: gait phase ``(sin 2πφ, cos 2πφ)`` (2), radar ``z_radar`` (7).
 Initial state: standing pose with hips flexed 0.1 rad and knees 0.05 rad (the
-original's), root at ``x = 0``, ``y ~ U(−0.3, 0.3)``
-m, lifted so the pelvis is at 1.05 m (feet ~10 cm above the floor: a short
-drop onto the feet), at rest: placed once at the origin (``start``), its root
-then moved in y by ``randomize`` (the floor is flat), so the batched
-environment draws the start per world on the device. Termination: fatal
+original's), root at ``x = y = 0``, lifted so the pelvis is at 1.05 m (feet ~10 cm above the
+floor: a short drop onto the feet), at rest (``start``), plus the original's per-episode noise
+``N(0, 0.01²)`` on every independent joint (clipped to its range, dependents resolved) and on every
+velocity of the body (root and joints; dependents' by the chain rule)
+(``msk_bench_v0.py@a68b6ce::MSKBenchPoleWalkEnvV0.reset``; its 30 settling physics steps are not
+run); drawn by ``randomize`` (on the device in the batched env). Termination: fatal
 upper-body collision (``fatal_collision``) or a fall (``pelvis_too_low``, see
 below). Success: maximum forward pelvis displacement from the start ≥ 1.6 m.
 Native solved signal: none (the original's ``solved`` is a constant 0).
@@ -64,7 +65,7 @@ Options (``PoleWalk.Config``): the poles' ``pole_radius_m``, ``pole_height_m``
 (their positions are fixed), ``fatal_distance_m``, the radar
 (``radar_half_angle_rad``, ``n_rays``, ``radar_range_m``,
 ``radar_body_radius_m``, ``blocked_m``), ``foot_amplitude_m``,
-``pelvis_start_m``, ``start_joints``, ``pelvis_min_m``, ``start_y_range``,
+``pelvis_start_m``, ``start_joints``, ``pelvis_min_m``, ``init_noise``,
 ``success_distance_m`` and ``period_s`` (the values above).
 """
 
@@ -76,10 +77,11 @@ from dataclasses import dataclass
 import mujoco
 import numpy as np
 
-from mskbench.tasks.base import (InitContext, InitialState, Task, TaskConfig, advance_phase, check_positive,
-                                 check_range, efficiency, option, phase_clock, put)
+from mskbench.tasks.base import (InitContext, InitialState, Task, TaskConfig, advance_phase, check_positive, efficiency,
+                                 option, phase_clock)
 from mskbench.tasks.obstacles import (UPPER_BODY_ROLES, body_points, fan_directions, horizontal_distances,
                                       ray_circle_distances)
+from mskbench.tasks.starts import StartNoise, add_start_noise
 
 
 #: Pole axes (x, y), m: the original's 16 poles around the start (``pole_walk.xml`` p1–p16).
@@ -121,12 +123,12 @@ class PoleWalk(Task):
             (("hip_flexion_l", 0.1), ("knee_angle_l", 0.05), ("hip_flexion_r", 0.1), ("knee_angle_r", 0.05)),
             "joint angles of the initial pose (model joint name, rad)")
         pelvis_min_m: float = option(0.5, "pelvis_too_low below this pelvis height (m)")
-        start_y_range: tuple[float, float] = option((-0.3, 0.3), "initial root y (m)")
+        init_noise: float = option(0.01, "start noise N(0, this²) on every joint (rad) and velocity")
         success_distance_m: float = option(1.6, "success: maximum forward pelvis displacement (m)")
         period_s: float = option(1.0, "period of the gait clock (s)")
 
         def __post_init__(self):
-            check_range(self, "start_y_range")
+            check_positive(self, "init_noise", allow_zero=True)
             check_positive(self, "pole_radius_m", "pole_height_m", "radar_range_m", "period_s")
             if self.n_rays < 3 or self.n_rays % 2 == 0:
                 raise ValueError(f"n_rays must be odd and at least 3, got {self.n_rays}")
@@ -159,9 +161,10 @@ class PoleWalk(Task):
         return InitialState(qpos, np.zeros(ctx.model.nv), ts)
 
     def randomize(self, init: InitialState, rng, xp) -> InitialState:
-        """The root moved to a random ``y`` (the floor is flat: the height stays)."""
-        y0 = rng.uniform(*self.start_y_range)
-        return InitialState(put(xp, init.qpos, 1, y0), init.qvel, init.task_state)
+        """The lifted start with the original's joint and velocity noise."""
+        qpos, qvel = add_start_noise(self.start_tables, StartNoise.uniform(self.init_noise), init.qpos, init.qvel,
+                                     rng, xp)
+        return InitialState(qpos, qvel, init.task_state)
 
     def radar(self, s, xp):
         """``z_radar`` (7,): distance to the first pole along each ray, m (see module doc)."""

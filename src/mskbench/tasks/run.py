@@ -29,9 +29,10 @@ Choices where the paper is open (also in ``docs/tasks.md``):
   neutral stance has pitch ≈ −0.18 rad).
 * "Fall backward" termination (``fell_backward``): torso pitch below −0.6 rad
   (leaning back more than ~34° from vertical, ~24° beyond the neutral stance).
-* Initial state ("standard standing"): the neutral pose with every joint
-  perturbed by ``N(0, 0.01²)`` rad (clipped to the joint ranges) and every
-  velocity by ``N(0, 0.01²)``, the original's noise
+* Initial state ("standard standing"): the neutral pose with every independent
+  joint perturbed by ``N(0, 0.01²)`` rad (clipped to the joint ranges,
+  dependents resolved) and every velocity of the body by ``N(0, 0.01²)``
+  (dependent joints' by the chain rule; :mod:`mskbench.tasks.starts`), the original's noise
   (``msk_bench_v0.py@a68b6ce::MSKBenchRunEnvV0.reset``), on the floor (the
   original puts the root at 0.95 m); drawn on the host (``initial_state``): the
   placement depends on the noise.
@@ -57,8 +58,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mskbench.tasks.base import InitContext, InitialState, Task, TaskConfig, check_positive, efficiency, option
-from mskbench.tasks.gait import normal_joint_noise, normal_velocity_noise, torso_angle
+from mskbench.tasks.base import HostRandom, InitContext, InitialState, Task, TaskConfig, check_positive, efficiency, option
+from mskbench.tasks.gait import torso_angle
+from mskbench.tasks.starts import StartNoise, place_noisy
 
 STANDING_LEGS = {
     "hip_flexion_l": 0.0, "hip_flexion_r": 0.0,
@@ -96,8 +98,8 @@ class Run(Task):
     def initial_state(self, ctx: InitContext, rng: np.random.Generator) -> InitialState:
         """Standing with joint and velocity noise, on the floor (host: the placement depends on the noise)."""
         base = ctx.pose(STANDING_LEGS, on_ground=False)
-        qpos = ctx.pose(base=normal_joint_noise(ctx, base, rng, self.init_noise_rad))
-        qvel = normal_velocity_noise(ctx, rng, self.init_noise_rad)
+        qpos, qvel = place_noisy(ctx, self.start_tables, StartNoise.uniform(self.init_noise_rad), base,
+                                 np.zeros(ctx.model.nv), HostRandom(rng))
         pelvis = ctx.forward(qpos).pelvis_pos
         ts = {"x0": np.float64(pelvis[0]), "max_forward": np.float64(0.0)}
         return InitialState(qpos, qvel, ts)

@@ -38,10 +38,11 @@ Choices where the paper is open (also in ``docs/tasks.md``):
 * The phase starts at 0 (both feet down) at every reset.
 * Initial state ("crab guard stance, hips wide"), the original's
   (``MSKBenchSidestepEnvV0.reset``): hips flexed 0.2 rad and abducted 0.1 rad,
-  knees 0.3 rad, ankles plantarflexed 0.1 rad, then every joint perturbed by
-  ``N(0, 0.01²)`` rad (clipped to the joint ranges) and every velocity by
-  ``N(0, 0.01²)``; on the floor (the original drops the root from 0.90 m and
-  steps 10 ms before the episode). Drawn on the host (``initial_state``): the
+  knees 0.3 rad, ankles plantarflexed 0.1 rad, then every independent joint perturbed by
+  ``N(0, 0.01²)`` rad (clipped to the joint ranges, dependents resolved) and every velocity of
+  the body by ``N(0, 0.01²)`` (dependent joints' by the chain rule; :mod:`mskbench.tasks.starts`);
+  on the floor (the original drops the root from 0.90 m and steps 10 ms before the episode: those
+  settling steps are not run). Drawn on the host (``initial_state``): the
   placement depends on the noise.
 * Horizon 1,000 steps (10 s at 1 ms × 10; the original's registry,
   ``registry.py@a68b6ce``): 9 m needs 0.9 m/s on average.
@@ -66,9 +67,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mskbench.tasks.base import (InitContext, InitialState, Task, TaskConfig, advance_phase, check_positive, efficiency,
-                                 option, phase_clock)
-from mskbench.tasks.gait import flat_foot_heights, foot_clearance, normal_joint_noise, normal_velocity_noise
+from mskbench.tasks.base import (HostRandom, InitContext, InitialState, Task, TaskConfig, advance_phase, check_positive,
+                                 efficiency, option, phase_clock)
+from mskbench.tasks.gait import flat_foot_heights, foot_clearance
+from mskbench.tasks.starts import StartNoise, place_noisy
 
 CRAB_GUARD = {
     "hip_flexion_l": 0.2, "hip_flexion_r": 0.2,
@@ -116,8 +118,8 @@ class Sidestep(Task):
     def initial_state(self, ctx: InitContext, rng: np.random.Generator) -> InitialState:
         """The crab guard stance with joint and velocity noise, on the floor (host: the placement depends on the noise)."""
         base = ctx.pose(CRAB_GUARD, on_ground=False)
-        qpos = ctx.pose(base=normal_joint_noise(ctx, base, rng, self.init_noise_rad))
-        qvel = normal_velocity_noise(ctx, rng, self.init_noise_rad)
+        qpos, qvel = place_noisy(ctx, self.start_tables, StartNoise.uniform(self.init_noise_rad), base,
+                                 np.zeros(ctx.model.nv), HostRandom(rng))
         pelvis = ctx.forward(qpos).pelvis_pos
         ts = {"phase": np.float64(0.0), "y0": np.float64(pelvis[1]), "max_lateral": np.float64(0.0)}
         return InitialState(qpos, qvel, ts)

@@ -24,12 +24,13 @@ CoM height ``z_CoM`` (1).
 Initial state ("flamingo pose, noise"): standing on the right foot with the
 left foot lifted — left hip flexed 0.4 rad, left knee flexed 1.7 rad (the
 shank folded back, left heel ~0.43 m and toes ~0.26 m above the floor), right
-hip adducted 0.1 rad so the stance foot is under the pelvis — plus independent
-noise ``U(−0.03, 0.03)`` rad (from the reset ``rng``) on both hips (flexion,
-adduction), knees, ankles and the lumbar flexion and bending joints, clipped to
+hip adducted 0.1 rad so the stance foot is under the pelvis — plus the
+original's noise ``N(0, 0.01²)`` rad on every independent joint
+(``msk_bench_v0.py@a68b6ce::MSKBenchSingleLegStandEnvV0.reset``), clipped to
 the joint ranges; couplings resolved, lowered onto the floor (the right foot
-touches), zero velocity. Drawn on the host (``initial_state``): the ground
-placement depends on the noise.
+touches), zero velocity (the original's too; its 20 settling physics steps are
+not run). Drawn on the host (``initial_state``): the ground placement depends
+on the noise.
 
 Termination:
 
@@ -53,13 +54,13 @@ Choices where the paper is open:
   (heel) only.
 * The 10-step tolerance is counted in control steps (0.1 s) by a step counter
   in the task state (``steps``).
-* The pose and noise amplitudes above; the right (not left) leg is the stance
+* The pose above (the noise is the original's); the right (not left) leg is the stance
   leg, as the paper's balance term (``p_foot,R``) implies. The folded-back
   shank was chosen over a thigh-forward pose (hip 0.9, knee 1.5 rad): left
   without control, its toes reach the floor after ~45 control steps instead
   of ~15, so the 10-step tolerance is not the only slack a learner gets.
 
-Options (``SingleLegStand.Config``): ``noise_rad`` (0.03), ``tolerance_steps``
+Options (``SingleLegStand.Config``): ``init_noise_rad`` (0.01), ``tolerance_steps``
 (10), ``touch_height_m`` (0.05), ``pelvis_height_min_m`` (0.6).
 """
 
@@ -69,18 +70,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mskbench.tasks.base import (InitContext, InitialState, Task, TaskConfig, check_positive, efficiency, option,
-                                 survived)
-from mskbench.tasks.gait import joint_noise
+from mskbench.tasks.base import (HostRandom, InitContext, InitialState, Task, TaskConfig, check_positive, efficiency,
+                                 option, survived)
+from mskbench.tasks.starts import StartNoise, add_start_noise
 
 FLAMINGO_POSE = {
     "hip_flexion_l": 0.4,
     "knee_angle_l": 1.7,
     "hip_adduction_r": 0.1,
 }
-NOISY_JOINTS = ("hip_flexion_l", "hip_flexion_r", "hip_adduction_l", "hip_adduction_r",
-                "knee_angle_l", "knee_angle_r", "ankle_angle_l", "ankle_angle_r",
-                "flex_extension", "lat_bending")
 
 
 class SingleLegStand(Task):
@@ -103,20 +101,19 @@ class SingleLegStand(Task):
         pelvis_height_min_m: float = option(0.6, "pelvis_too_low below this pelvis height (m)")
         touch_height_m: float = option(0.05, "the lifted foot touches below this height (m)")
         tolerance_steps: int = option(10, "control steps before dropped_foot can end the episode")
-        noise_rad: float = option(0.03, "initial joint noise U(-this, this) on NOISY_JOINTS (rad)")
+        init_noise_rad: float = option(0.01, "initial noise N(0, this²) on every joint (rad); velocities zero")
 
         def __post_init__(self):
-            check_positive(self, "noise_rad", "tolerance_steps", allow_zero=True)
+            check_positive(self, "init_noise_rad", "tolerance_steps", allow_zero=True)
 
     def initial_state(self, ctx: InitContext, rng: np.random.Generator) -> InitialState:
-        """The flamingo pose with joint noise, clipped to the joint ranges, then lowered onto the floor
-        (host: the placement depends on the noise)."""
-        pose = {name: FLAMINGO_POSE.get(name, float(ctx.default_qpos[ctx.joint_qpos_adr(name)]))
-                for name in NOISY_JOINTS}
-        joints = {name: float(np.clip(value, *ctx.model.joint(name).range))
-                  for name, value in joint_noise(pose, rng, self.noise_rad).items()}
-        qpos = ctx.pose(joints)
-        return InitialState(qpos, np.zeros(ctx.model.nv), {"steps": np.int64(0)})
+        """The flamingo pose with the original's joint noise, clipped to the joint ranges, then lowered onto
+        the floor (host: the placement depends on the noise)."""
+        base = ctx.pose(FLAMINGO_POSE, on_ground=False)
+        qpos, qvel = add_start_noise(self.start_tables, StartNoise(joint_rad=self.init_noise_rad), base,
+                                     np.zeros(ctx.model.nv), HostRandom(rng), np)
+        return InitialState(ctx.pose(base=qpos, root_xy=(float(qpos[0]), float(qpos[1]))), qvel,
+                            {"steps": np.int64(0)})
 
     def advance(self, s, ts, xp):
         return {"steps": ts["steps"] + 1}

@@ -43,8 +43,15 @@ Choices where the paper is open:
   (``(−dz/dx, 0, 1)/‖·‖``; ``ẑ`` off the terrain); phase period 1.1 s from 0.
 * Initial state: neutral standing pose on the flat start, pelvis at
   ``x = 0`` (the first drop is 0.4 m ahead), root moving forward at 0.8 m/s
-  (the original's ``qvel[0]``) so that it glides onto the slope: a fixed start
-  (``start``).
+  (the original's ``qvel[0]``) so that it glides onto the slope, plus the
+  original's per-episode noise ``N(0, 0.005²)`` on the root's ``x, y``, on
+  every independent joint (clipped to its range, dependents resolved) and on
+  every velocity of the body (root and joints; dependents' by the chain rule),
+  not on the root quaternion (``msk_bench_v0.py@a68b6ce::MSKBenchSlideEnvV0.reset``);
+  drawn by ``randomize`` (on the device in the batched env). The root height is
+  not noised. The original's stride pose (hips 0.6/0.3, knees 0.5/0.3, ankles
+  0.2 rad) stands on its floor-level walking course; ours is a slide (see
+  docs/tasks.md), so the neutral stance stays.
 
 Observation: phase ``(sin 2πφ, cos 2πφ)`` (2), ``n_slope`` (3).
 Success (Table XII): maximum forward pelvis displacement from the start
@@ -60,7 +67,7 @@ climbing onto its raised ridges). On this elevated slope (the flat start at
 
 Options (``Slide.Config``): ``gate_height_m``, ``pitch_back_max_rad``,
 ``split_max_m``, ``pelvis_height_min_m``, ``success_distance_m``,
-``initial_speed_mps``, ``period_s`` (the values above). The slope is fixed.
+``initial_speed_mps``, ``period_s``, ``init_noise`` (the values above). The slope is fixed.
 """
 
 from __future__ import annotations
@@ -72,6 +79,7 @@ import numpy as np
 
 from mskbench.tasks.base import (InitContext, InitialState, Task, TaskConfig, advance_phase, check_positive, efficiency,
                                  option, phase_clock)
+from mskbench.tasks.starts import StartNoise, add_start_noise
 from mskbench.tasks.terrain import SlopeProfile
 
 SEGMENT_SLOPES_DEG = (-10.0, -16.0, -5.0, 3.0, -12.0, -18.0, -6.0, 3.0, -10.0, -14.0, -4.0)
@@ -127,9 +135,11 @@ class Slide(Task):
         success_distance_m: float = option(18.0, "success: maximum forward pelvis displacement (m)")
         initial_speed_mps: float = option(0.8, "initial forward speed of the root (m/s)")
         period_s: float = option(1.1, "period of the phase clock (s)")
+        init_noise: float = option(0.005, "start noise N(0, this²) on the root x, y (m), joints (rad), velocities")
 
         def __post_init__(self):
             check_positive(self, "period_s")
+            check_positive(self, "init_noise", allow_zero=True)
 
     terrain = wave_slope()
 
@@ -144,6 +154,14 @@ class Slide(Task):
         qvel[0] = self.initial_speed_mps
         x0 = ctx.forward(qpos).pelvis_pos[0]
         ts = {"phase": np.float64(0.0), "x0": np.float64(x0), "max_dx": np.float64(0.0)}
+        return InitialState(qpos, qvel, ts)
+
+    def randomize(self, init: InitialState, rng, xp) -> InitialState:
+        """The start with the original's root-position, joint and velocity noise (the pelvis's start
+        ``x0`` moves with the root)."""
+        noise = StartNoise.uniform(self.init_noise, root_xy=True)
+        qpos, qvel = add_start_noise(self.start_tables, noise, init.qpos, init.qvel, rng, xp)
+        ts = {**init.task_state, "x0": init.task_state["x0"] + (qpos[0] - init.qpos[0])}
         return InitialState(qpos, qvel, ts)
 
     def height_above_terrain(self, s, xp):

@@ -48,8 +48,11 @@ Choices where the paper is open (also in ``docs/tasks.md``):
   half-length 0.8 m along y, two 0.5 kg plates of radius 0.15 m at
   ``y = ±0.7`` m, 0.45 m above and 0.05 m behind the root's origin), colliding
   with the floor only (contype 1, conaffinity 0). The initial
-  state is that pose with legs straight on the floor, at rest, no noise (φ = 0
-  is the top of the squat): a fixed start (``start``).
+  state is that pose with legs straight on the floor, at rest (φ = 0 is the
+  top of the squat), plus the original's per-episode noise ``N(0, 0.001²)``
+  rad on every independent joint (clipped to its range, dependents resolved),
+  velocities zero (``msk_bench_v0.py@a68b6ce::MSKBenchSquatEnvV0.reset``);
+  drawn by ``randomize`` (on the device in the batched env), not re-placed.
 * Observation: phase ``(sin 2πφ, cos 2πφ)`` (2) and ``z_target`` (1).
 * Native solved: none — the original's ``solved`` is the constant 0.
 
@@ -60,7 +63,7 @@ state). Horizon: 1,000 control steps of 10 ms (the original's registry and
 ``squat.xml``'s 1 ms physics step: 10 s, 2.5 squat periods).
 
 Options (``Squat.Config``): ``period_s`` (4 s), ``bottom_height_m`` (0.55 m),
-``barbell_mass_kg`` (2 kg),
+``barbell_mass_kg`` (2 kg), ``init_noise`` (0.001 rad),
 ``n_table`` (21), the termination heights ``pelvis_height_min_m``,
 ``knee_height_min_m`` and the success heights ``below_m``, ``above_m``.
 """
@@ -74,6 +77,7 @@ import numpy as np
 
 from mskbench.tasks.base import (InitContext, InitialState, Task, TaskConfig, advance_phase, check_positive, efficiency,
                                  option, phase_clock)
+from mskbench.tasks.starts import StartNoise, add_start_noise
 
 #: Back-squat "barbell hold" of both arms (no bar): hands up beside the head.
 BARBELL_HOLD = {
@@ -120,10 +124,11 @@ class Squat(Task):
         above_m: float = option(0.90, "success: ... and afterwards above this height (m)")
         n_table: int = option(21, "squat depths tabulated for the joint targets")
         barbell_mass_kg: float = option(2.0, "barbell on the back: shaft half, each plate a quarter (kg)")
+        init_noise: float = option(0.001, "start noise N(0, this²) on every joint (rad); velocities zero")
 
         def __post_init__(self):
             check_positive(self, "period_s", "bottom_height_m")
-            check_positive(self, "barbell_mass_kg", allow_zero=True)
+            check_positive(self, "barbell_mass_kg", "init_noise", allow_zero=True)
             if self.n_table < 2:
                 raise ValueError(f"n_table must be >= 2, got {self.n_table}")
 
@@ -179,6 +184,12 @@ class Squat(Task):
         qpos = ctx.pose(squat_pose(0.0))
         ts = {"phase": np.float64(0.0), "went_below": np.bool_(False), "rose_after": np.bool_(False)}
         return InitialState(qpos, np.zeros(ctx.model.nv), ts)
+
+    def randomize(self, init: InitialState, rng, xp) -> InitialState:
+        """The standing start with the original's joint noise, at rest."""
+        qpos, qvel = add_start_noise(self.start_tables, StartNoise(joint_rad=self.init_noise), init.qpos, init.qvel,
+                                     rng, xp)
+        return InitialState(qpos, qvel, init.task_state)
 
     def advance(self, s, ts, xp):
         z = s.pelvis_pos[2]

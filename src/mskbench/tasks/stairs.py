@@ -43,8 +43,15 @@ Choices where the paper is open:
 * Initial state ("walk posture, initial fwd vel"): Walk's synthetic reference
   pose at a uniformly drawn phase, its joint velocities, root moving forward
   at 0.5 m/s (the original's ``qvel[0]``), pelvis at ``x = 0.3`` m (the
-  original's ``qpos[0]``: 0.7 m before the first riser), on the floor; drawn on
-  the host (``initial_state``): the placement depends on the phase.
+  original's ``qpos[0]``: 0.7 m before the first riser), plus the original's
+  per-episode noise ``N(0, 0.005²)`` on the root's ``x, y``, on each
+  root-quaternion component (then normalised), on every independent joint
+  (clipped to its range, dependents resolved) and on every velocity of the body
+  (dependent joints' by the chain rule)
+  (``msk_bench_v0.py@a68b6ce::MSKBenchStairsEnvV0.reset``; :mod:`mskbench.tasks.starts`),
+  on the floor; drawn on the host (``initial_state``): the placement depends on
+  the phase. The original's per-episode body-mass scaling ``U(0.95, 1.05)`` is
+  not applied (a model change per episode is not part of a start).
 
 Observation: phase ``(sin 2πφ, cos 2πφ)`` (2), radar ``z_terrain`` (9).
 Success (Table XII): maximum pelvis height over the episode ≥ 1.6 m (absolute;
@@ -55,7 +62,7 @@ landing, so it takes a jump there.
 Timing: the original scene's 2 ms physics step × 10 (20 ms control step);
 horizon 2,000 steps (the original's ``registry.py``; the paper gives none) = 40 s.
 
-Options (``Stairs.Config``): ``period_s``, ``initial_speed_mps``, the radar
+Options (``Stairs.Config``): ``period_s``, ``initial_speed_mps``, ``init_noise``, the radar
 (``n_radar``, ``radar_spacing_m``, ``step_detect_m``), the termination
 (``pelvis_height_min_m``, ``lateral_drift_max_m``) and success
 (``success_pelvis_height_m``) thresholds (the values above; the staircase is
@@ -70,8 +77,9 @@ from dataclasses import dataclass
 import mujoco
 import numpy as np
 
-from mskbench.tasks.base import (InitContext, InitialState, Task, TaskConfig, advance_phase, check_positive, efficiency,
-                                 option, phase_clock)
+from mskbench.tasks.base import (HostRandom, InitContext, InitialState, Task, TaskConfig, advance_phase, check_positive,
+                                 efficiency, option, phase_clock)
+from mskbench.tasks.starts import StartNoise, place_noisy
 from mskbench.tasks.terrain import BoxTerrain
 from mskbench.tasks.walk_reference import WalkReference
 
@@ -121,9 +129,11 @@ class Stairs(Task):
         step_detect_m: float = option(0.05, "I(radar): a radar point this far above the ground under the pelvis (m)")
         initial_speed_mps: float = option(0.5, "initial forward speed of the root, and the reference's speed (m/s)")
         period_s: float = option(1.1, "stride period of the phase clock and the reference (s)")
+        init_noise: float = option(0.005, "start noise N(0, this²) on the root x, y, quaternion, joints, velocities")
 
         def __post_init__(self):
             check_positive(self, "radar_spacing_m", "n_radar", "period_s")
+            check_positive(self, "init_noise", allow_zero=True)
 
     terrain = staircase()
     #: The original's ``solved`` height (m, absolute).
@@ -145,12 +155,15 @@ class Stairs(Task):
                                              period_s=self.period_s, speed_mps=self.initial_speed_mps)
 
     def initial_state(self, ctx: InitContext, rng: np.random.Generator) -> InitialState:
-        """Walk's reference at a uniformly drawn phase, on the floor (host: the placement depends on the phase)."""
+        """Walk's reference at a uniformly drawn phase with the original's noise, on the floor (host: the
+        placement depends on the phase and the noise)."""
         if self.reference is None:
             raise RuntimeError("Stairs task is not bound to a model; call bind() first")
         phase = float(rng.uniform(0.0, 1.0))
         qpos, qvel = self.reference.state_at(ctx, phase, self.initial_speed_mps)
         qpos[0] += START_X_M  # the floor is flat there: the placement holds
+        noise = StartNoise.uniform(self.init_noise, root_xy=True, root_quat=True)
+        qpos, qvel = place_noisy(ctx, self.start_tables, noise, qpos, qvel, HostRandom(rng))
         pelvis_z = ctx.forward(qpos).pelvis_pos[2]
         ts = {"phase": np.float64(phase), "max_pelvis_z": np.float64(pelvis_z)}
         return InitialState(qpos, qvel, ts)

@@ -16,8 +16,15 @@ efficiency (−1)             ``mean(a²)`` — our choice of weight (the paper
 ==========================  ===================================================
 
 Observation: torso quaternion (4), feet heights (2).
-Initial state: neutral pose (couplings resolved), lowered onto the floor, zero
-velocity, no noise: a fixed start (``start``; nothing is drawn per episode).
+Initial state ("default neutral, zero vel."): the neutral pose (couplings resolved) lowered onto
+the floor, at zero velocity as the paper states, plus the original's per-episode noise
+``N(0, 0.005²)`` on every independent joint (clipped to its range, dependents resolved), on the
+root's ``x, y`` and on each root-quaternion component (then normalised)
+(``msk_bench_v0.py@a68b6ce::MSKBenchStandEnvV0.reset``, which also noises every velocity: the
+paper's "zero vel." decides those). Drawn per episode by ``randomize`` (on the device in the
+batched env); the root height is not noised and the noisy pose is not re-placed (see docs/tasks.md
+for how far the feet end up from the floor). ``q0_joints``/``q0_root`` in the task state are the
+noise-free neutral pose (the original's pose term and native signal read ``qpos0``).
 Termination: ``z_CoM < 0.8`` m or root tilt ``> 0.8`` rad.
 Success: 1,000 steps without earlier termination. Horizon: 1,000 control steps
 (10 s at the 1 ms × 10 control step of the original's ``full_body.xml``).
@@ -29,7 +36,7 @@ in the task state), the stillness over the horizontal CoM velocity and all gener
 velocities. It holds at rest in the start pose.
 
 Options (``Stand.Config``): the termination thresholds ``com_height_min_m``,
-``tilt_max_rad``.
+``tilt_max_rad``; ``init_noise`` (σ of the start noise above).
 """
 
 from __future__ import annotations
@@ -38,7 +45,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mskbench.tasks.base import InitContext, InitialState, Task, TaskConfig, efficiency, fell, option, survived
+from mskbench.tasks.base import (InitContext, InitialState, Task, TaskConfig, check_positive, efficiency, fell, option,
+                                 survived)
+from mskbench.tasks.starts import StartNoise, add_start_noise
 
 
 class Stand(Task):
@@ -62,11 +71,21 @@ class Stand(Task):
     class Config(TaskConfig):
         com_height_min_m: float = option(0.8, "com_too_low below this CoM height (m)")
         tilt_max_rad: float = option(0.8, "tilted above this root tilt (rad)")
+        init_noise: float = option(0.005, "start noise N(0, this²) on the joints (rad), root x, y (m) and quaternion")
+
+        def __post_init__(self):
+            check_positive(self, "init_noise", allow_zero=True)
 
     def start(self, ctx: InitContext) -> InitialState:
         qpos = ctx.pose()
         q0 = qpos[ctx.handles.joint_qpos].copy()
         return InitialState(qpos, np.zeros(ctx.model.nv), {"q0_joints": q0, "q0_root": qpos[2:7].copy()})
+
+    def randomize(self, init: InitialState, rng, xp) -> InitialState:
+        """The neutral start with the original's joint and root noise, at zero velocity."""
+        noise = StartNoise(joint_rad=self.init_noise, root_xy_m=self.init_noise, root_quat=self.init_noise)
+        qpos, qvel = add_start_noise(self.start_tables, noise, init.qpos, init.qvel, rng, xp)
+        return InitialState(qpos, qvel, init.task_state)
 
     def observation(self, s, ts, xp):
         return {"torso_quat": s.quat("torso"), "feet_height": s.foot_heights}

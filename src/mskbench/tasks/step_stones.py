@@ -40,7 +40,12 @@ Choices where the paper is open:
 * Initial state (Table XI "elevated platform z = 3.05 m", as the original's
   reset): root over stone 0, pelvis at 3.05 m (the feet ~0.1 m above the stone
   top: the body drops onto it), hips flexed 0.2 (left) and −0.1 (right) rad,
-  left knee 0.1 rad, at rest: a fixed start (``start``).
+  left knee 0.1 rad, plus the original's per-episode noise ``N(0, 0.01²)`` on
+  every independent joint (clipped to its range, dependents resolved) and on
+  every velocity of the body (root and joints; dependents' by the chain rule)
+  (``msk_bench_v0.py@a68b6ce::MSKBenchStepStonesEnvV0.reset``); drawn by
+  ``randomize`` (on the device in the batched env). The original's 15 settling
+  physics steps are not run (the body is in the air for them).
 
 Observation: phase ``(sin 2πφ, cos 2πφ)`` (2), ``stones_dp`` (9).
 Termination: ``fell_from_height`` (``z_pelvis < 2.5`` m, absolute).
@@ -50,7 +55,7 @@ Timing: the original scene's 2 ms physics step × 10 (20 ms control step);
 horizon 1,000 steps (the original's ``registry.py``) = 20 s.
 
 Options (``StepStones.Config``): ``pelvis_height_min_m`` (2.5 m),
-``n_obs_targets`` (3), ``period_s`` (1.1 s). The course is fixed.
+``n_obs_targets`` (3), ``period_s`` (1.1 s), ``init_noise`` (0.01). The course is fixed.
 """
 
 from __future__ import annotations
@@ -62,6 +67,7 @@ import numpy as np
 
 from mskbench.tasks.base import (InitContext, InitialState, Task, TaskConfig, advance_phase, check_positive, efficiency,
                                  option, phase_clock)
+from mskbench.tasks.starts import StartNoise, add_start_noise
 from mskbench.tasks.terrain import CylinderTerrain
 
 #: Top of every stone (m).
@@ -107,9 +113,11 @@ class StepStones(Task):
         pelvis_height_min_m: float = option(2.5, "fell_from_height below this pelvis height (m, absolute)")
         n_obs_targets: int = option(3, "targets observed in stones_dp, from the current one")
         period_s: float = option(1.1, "period of the phase clock (s)")
+        init_noise: float = option(0.01, "start noise N(0, this²) on every joint (rad) and velocity")
 
         def __post_init__(self):
             check_positive(self, "period_s", "n_obs_targets")
+            check_positive(self, "init_noise", allow_zero=True)
 
     terrain = stone_course()
     stone_x = STONE_X
@@ -128,6 +136,12 @@ class StepStones(Task):
         qpos[2] += START_PELVIS_Z_M - ctx.forward(qpos).pelvis_pos[2]
         ts = {"phase": np.float64(0.0), "stone_idx": np.int64(0), "crossed": np.int64(0)}
         return InitialState(qpos, np.zeros(ctx.model.nv), ts)
+
+    def randomize(self, init: InitialState, rng, xp) -> InitialState:
+        """The pose over stone 0 with the original's joint and velocity noise."""
+        qpos, qvel = add_start_noise(self.start_tables, StartNoise.uniform(self.init_noise), init.qpos, init.qvel,
+                                     rng, xp)
+        return InitialState(qpos, qvel, init.task_state)
 
     def _target(self, idx, xp):
         """Top centre of the target that follows index ``idx`` (stone ``idx + 1``, clipped to the last)."""

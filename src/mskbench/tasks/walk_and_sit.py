@@ -20,12 +20,19 @@ the instantaneous seated indicator (pelvis origin over the seat footprint and
 at most 6 cm above the seated height).
 
 Observation: ``delta_p_chair`` = Δp_chair (3), ``seated`` = ``I_seated`` (1).
-Initial state ("face away, inject backward vel"): the neutral standing pose with
-its back to the chair, pelvis ``U(1.05, 1.25)`` m in front of the seat target
-point (``x``; ``y`` jittered ``U(−0.05, 0.05)`` m), root moving backwards
-(−x) at ``U(0.3, 0.5)`` m/s, on the floor: placed once at the origin
-(``start``), its root then moved by ``randomize`` (the floor is flat), so the
-batched environment draws the start per world on the device.
+Initial state ("face away, inject backward vel"), the original's draw
+(``msk_bench_v0.py@a68b6ce::MSKBenchWalkAndSitEnvV0.reset``; the paper gives no numbers): back to
+the chair, hips and knees flexed 0.2 rad, hips abducted 0.1 rad (``hip_adduction`` −0.1), placed
+on the floor once at the origin (``start``); per episode (``randomize``, on the device in the
+batched env) the pelvis ``U(1.05, 1.35)`` m in front of the seat target point (the original's
+``U(1.0, 1.3)`` from its ``chair_pos``, which lies 5 cm in front of its target), ``y ~ U(−0.02,
+0.02)`` m, the root turned by a yaw ``U(−0.05, 0.05)`` rad, moving backwards (−x) at ``U(0.05,
+0.2)`` m/s, then ``N(0, 0.005²)`` on the root's ``x, y``, on each root-quaternion component (then
+normalised), on every independent joint (clipped to its range, dependents resolved) and on every
+velocity of the body (dependent joints' by the chain rule). The root height is not noised and the
+noisy pose is not re-placed; the original's ``lumbar_extension`` 0.1 is on a joint its own body
+lacks and is left out, and its 10 physics steps after the reset are discarded by the original
+itself (it resets to the pre-step state).
 Termination ("ground contact (head/knees)", geometric): ``head_too_low``
 (``z_head < 0.6`` m) or ``knee_down`` (a knee below 0.15 m).
 Success: the sit flag (``has_sat_down``) is true and the rollout reached 500
@@ -50,8 +57,8 @@ Choices where the paper is open:
   thighs level (the knee joints are then ~7 cm above the floor).
 
 Options (``WalkAndSit.Config``): ``head_min_m``, ``knee_min_m`` and the initial
-ranges ``start_distance_m``, ``start_y_range``, ``backward_speed_mps`` (the
-values above). The chair is Sit's (:mod:`mskbench.tasks.chair`).
+ranges ``start_distance_m``, ``start_y_range``, ``start_yaw_rad``, ``backward_speed_mps`` and
+``init_noise`` (the values above). The chair is Sit's (:mod:`mskbench.tasks.chair`).
 """
 
 from __future__ import annotations
@@ -62,12 +69,17 @@ import mujoco
 import numpy as np
 
 from mskbench.tasks import chair
-from mskbench.tasks.base import InitContext, InitialState, Task, TaskConfig, check_range, efficiency, option, put
+from mskbench.tasks.base import (InitContext, InitialState, Task, TaskConfig, check_positive, check_range, efficiency,
+                                 option, put)
+from mskbench.tasks.starts import StartNoise, add_start_noise, yaw_root
 
 PREFIX = "walk_and_sit"
 #: The original's sit-flag tolerances about the seat target point (horizontal, vertical), m.
 NATIVE_XY_TOL_M = 0.15
 NATIVE_Z_TOL_M = 0.12
+#: The original's start pose (rad), ``MSKBenchWalkAndSitEnvV0.reset``.
+START_JOINTS = {"hip_flexion_l": 0.2, "hip_flexion_r": 0.2, "knee_angle_l": 0.2, "knee_angle_r": 0.2,
+                "hip_adduction_l": -0.1, "hip_adduction_r": -0.1}
 
 
 class WalkAndSit(Task):
@@ -92,29 +104,37 @@ class WalkAndSit(Task):
     class Config(TaskConfig):
         head_min_m: float = option(0.6, "head_too_low below this head height (m)")
         knee_min_m: float = option(0.15, "knee_down below this knee height (m)")
-        start_distance_m: tuple[float, float] = option((1.05, 1.25), "initial root x ahead of the seat target (m)")
-        start_y_range: tuple[float, float] = option((-0.05, 0.05), "initial root y about the chair's centre line (m)")
-        backward_speed_mps: tuple[float, float] = option((0.3, 0.5), "initial backward (-x) speed of the root (m/s)")
+        start_distance_m: tuple[float, float] = option((1.05, 1.35), "initial root x ahead of the seat target (m)")
+        start_y_range: tuple[float, float] = option((-0.02, 0.02), "initial root y about the chair's centre line (m)")
+        start_yaw_rad: tuple[float, float] = option((-0.05, 0.05), "initial yaw of the root (rad)")
+        backward_speed_mps: tuple[float, float] = option((0.05, 0.2), "initial backward (-x) speed of the root (m/s)")
+        init_noise: float = option(0.005, "start noise N(0, this²) on the root x, y, quaternion, joints, velocities")
 
         def __post_init__(self):
-            check_range(self, "start_distance_m", "start_y_range", "backward_speed_mps")
+            check_range(self, "start_distance_m", "start_y_range", "start_yaw_rad", "backward_speed_mps")
+            check_positive(self, "init_noise", allow_zero=True)
 
     def add_props(self, spec: mujoco.MjSpec) -> None:
         chair.add_chair(spec, PREFIX)
 
     def start(self, ctx: InitContext) -> InitialState:
-        """Standing on the floor at rest, root at the origin, facing away from the chair."""
+        """The original's pose on the floor at rest, root at the origin, facing away from the chair."""
         ts = {**chair.sit_state(), "sat_native": np.bool_(False)}
-        return InitialState(ctx.pose(), np.zeros(ctx.model.nv), ts)
+        return InitialState(ctx.pose(START_JOINTS), np.zeros(ctx.model.nv), ts)
 
     def randomize(self, init: InitialState, rng, xp) -> InitialState:
-        """The root moved in front of the chair (the floor is flat: the height stays), moving backwards."""
+        """The root moved in front of the chair (the floor is flat: the height stays) and turned about the
+        vertical, moving backwards, then the original's noise."""
         dist = rng.uniform(*self.start_distance_m)
         y = rng.uniform(*self.start_y_range)
+        yaw = rng.uniform(*self.start_yaw_rad)
         speed = rng.uniform(*self.backward_speed_mps)
         xy = xp.stack([chair.SEAT_TARGET[0] + dist, chair.CHAIR_Y_M + y])
+        qpos = yaw_root(put(xp, init.qpos, slice(0, 2), xy), yaw, xp)
         qvel = put(xp, init.qvel, 0, -speed)  # free-joint linear velocity is in the world frame
-        return InitialState(put(xp, init.qpos, slice(0, 2), xy), qvel, init.task_state)
+        noise = StartNoise.uniform(self.init_noise, root_xy=True, root_quat=True)
+        qpos, qvel = add_start_noise(self.start_tables, noise, qpos, qvel, rng, xp)
+        return InitialState(qpos, qvel, init.task_state)
 
     def advance(self, s, ts, xp):
         near = chair.native_seated(s, xp, NATIVE_XY_TOL_M, NATIVE_Z_TOL_M)
