@@ -41,7 +41,10 @@ overhead, ``shoulder_elv = 3.0``): legs straight (neutral), the lumbar at the
 safety term's target −0.4 rad (flexion), both arms raised overhead (shoulder
 elevation 3.0 rad in the plane of elevation 0), the bar in the hands at
 ~1.82 m (already above the 1.6 m threshold, as in the original), on the
-floor, at rest, no noise: a fixed start (``start``).
+floor, at rest, no noise: a fixed start (``start``), the same every episode, because the
+original's reset draws nothing either (``msk_bench_v0.py@a68b6ce::MSKBenchPowerliftEnvV0.reset``:
+a fixed pose, then 25 physics steps with the lumbar muscles held at 0.8 activation; the paper is
+silent on noise).
 
 Native solved (the original's ``solved = hold_bonus > 0.5``): the bar above
 1.6 m and moving vertically slower than 0.1 m/s at this step — the
