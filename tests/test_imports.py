@@ -25,6 +25,7 @@ LAYERS = {
     "mskbench.sim": 2,
     "mskbench.tasks": 3, "mskbench.mouse.imitation": 3,
     "mskbench.envs": 4, "mskbench.policies": 4, "mskbench.jax_env": 4,
+    "mskbench.control": 4.5,  # training-free experts: they read the envs' simulators
     "mskbench.agents": 5,
     # A residual task runs its frozen base policy inside its observation (checkpoint loading: agents).
     "mskbench.tasks.residual": 5,

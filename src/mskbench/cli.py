@@ -156,7 +156,7 @@ def run_cmd(task: str, policy_name: str, episodes: int, seed: int, as_json: bool
     """Roll out a built-in policy on TASK (a task id or 'all') and print per-episode results."""
     from mskbench.envs import MSKEnv
     from mskbench.eval.episodes import run_episode
-    from mskbench.policies import make_policy
+    from mskbench.eval.protocol import load_policy
 
     names = task_list(task)
     console = make_console()
@@ -165,7 +165,10 @@ def run_cmd(task: str, policy_name: str, episodes: int, seed: int, as_json: bool
     with progress_bar(console) as progress:
         for name in names:
             env = MSKEnv(name)
-            policy = make_policy(policy_name, env.action_space.shape[0], seed=seed)
+            try:
+                policy = load_policy(policy_name, env, seed)
+            except ValueError as exc:  # a task the expert has no behaviour for
+                raise click.ClickException(str(exc)) from None
             job = progress.add_task(f"{name} ({policy_name})", total=episodes)
             for i in range(episodes):
                 steps = progress.add_task(f"  episode {i}", total=env.task.horizon)
@@ -1159,16 +1162,21 @@ def render_cmd(task: str | None, all_tasks: bool, policy_name: str, out: Path, f
     except ImportError:
         raise click.ClickException("rendering needs imageio: pip install 'mskbench[render]'") from None
     from mskbench.envs import MSKEnv
-    from mskbench.policies import make_policy
+    from mskbench.eval.protocol import load_policy
+    from mskbench.policies import as_policy
 
     width, height = width or 640, height or 480
     console = make_console()
     env = MSKEnv(names[0], render_mode="rgb_array", width=width, height=height)
-    policy = make_policy(policy_name, env.action_space.shape[0], seed=seed)
+    try:
+        policy = as_policy(load_policy(policy_name, env, seed))
+    except ValueError as exc:
+        raise click.ClickException(str(exc)) from None
     n = steps or env.task.horizon
     video = []
     try:
         obs, _ = env.reset(seed=seed)
+        policy.reset(seed)
         video.append(env.render())
         with progress_bar(console) as progress:
             job = progress.add_task(f"rendering {names[0]}", total=n)

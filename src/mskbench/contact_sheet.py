@@ -148,14 +148,16 @@ def render_task(task: str, *, frames: int = 1, steps: int | None = None, policy:
     the task's horizon). If the episode ends first, the remaining tiles repeat its last frame, marked
     ``ended``."""
     from mskbench.envs import MSKEnv
-    from mskbench.policies import make_policy
+    from mskbench.eval.protocol import load_policy
+    from mskbench.policies import as_policy
 
     env = MSKEnv(task, render_mode="rgb_array", width=width, height=height)
     try:
         obs, _ = env.reset(seed=seed)
         env.render_camera = scene_camera(env, view, aspect=width / height)
         wanted = frame_steps(frames, steps or env.task.horizon)
-        act = make_policy(policy, env.action_space.shape[0], seed=seed)
+        act = as_policy(load_policy(policy, env, seed))
+        act.reset(seed)
         dt = env.sim.control_dt_s
         tiles: list[Tile] = []
         step, done = 0, False

@@ -12,6 +12,14 @@ Built-ins (no learning; they anchor the bottom of the leaderboard):
 * ``passive``: action −1, i.e. no excitation at all.
 * ``random``: uniform actions in [−1, 1]; each episode's actions depend only
   on the episode's seed (``reset(seed)`` reseeds it).
+
+Two more built-ins are *privileged* (:data:`PRIVILEGED_POLICIES`): they read the simulator of the
+environment they act in, so they are built with it — by :func:`mskbench.eval.protocol.load_policy`
+(``spec, env, seed``) or :func:`mskbench.control.make_controller` — not by :func:`make_policy`:
+
+* ``expert``: the training-free whole-body muscle QP with the task's behaviour
+  (:mod:`mskbench.control`; it serves the tasks of ``mskbench.control.EXPERT_BEHAVIOURS``).
+* ``hold``: the same controller whose only target is the episode's start pose.
 """
 
 from __future__ import annotations
@@ -22,7 +30,7 @@ import numpy as np
 
 from mskbench.envs.protocols import EpisodicPolicy, NormalizingPolicy, Policy
 
-__all__ = ["BUILTIN_POLICIES", "ConstantPolicy", "FullPolicy", "Policy", "RandomPolicy", "as_policy", "make_policy"]
+__all__ = ["BUILTIN_POLICIES", "PRIVILEGED_POLICIES", "ConstantPolicy", "FullPolicy", "Policy", "RandomPolicy", "as_policy", "make_policy"]
 
 
 class ConstantPolicy:
@@ -51,11 +59,16 @@ class RandomPolicy:
         return self._rng.uniform(-1.0, 1.0, self.n_actions).astype(np.float32)
 
 
-BUILTIN_POLICIES = ("zero", "passive", "random")
+#: The built-in policies that read the simulator (built with the environment: see the module docstring).
+PRIVILEGED_POLICIES = ("hold", "expert")
+BUILTIN_POLICIES = ("zero", "passive", "random") + PRIVILEGED_POLICIES
 
 
 def make_policy(name: str, n_actions: int, seed: int | None = None) -> Policy:
-    """A built-in policy by name; raises naming the valid ones."""
+    """A built-in policy by name; raises naming the valid ones (the privileged ones need the env)."""
+    if name in PRIVILEGED_POLICIES:
+        raise ValueError(f"{name!r} reads the simulator: build it with its environment, "
+                         "mskbench.eval.protocol.load_policy(name, env, seed) or mskbench.control.make_controller")
     if name == "zero":
         return ConstantPolicy(n_actions, 0.0)
     if name == "passive":

@@ -56,6 +56,9 @@ class Body:
         Arena reserved per ``MjData`` (``None``: as the model says).
     camera:
         The camera renders look through (``None``: MuJoCo's free camera).
+    minor_joints:
+        Joints a whole-body controller may leave to themselves because no task reads them (the
+        fingers of MyoFullBody); :mod:`mskbench.control` keeps them out of its QP.
     """
 
     name: str
@@ -72,6 +75,7 @@ class Body:
     forward_local: tuple[float, float, float] = (1.0, 0.0, 0.0)
     memory_bytes: int | None = None
     camera: str | None = None
+    minor_joints: tuple[str, ...] = ()
 
     def __post_init__(self):
         unknown = [b for b in self.observation if b not in OBSERVATION_BLOCKS]

@@ -60,6 +60,11 @@ JOINT_NAMES = {
     "ankle_r": "ankle_angle_r",
     "lumbar": "flex_extension",
 }
+#: The fingers' joints (thumb: cmc, mp, ip; fingers 2-5: mcp flexion/abduction, pm, md), both hands.
+FINGER_JOINTS = tuple(f"{j}_{side}" for side in ("r", "l") for j in (
+    "cmc_flexion", "cmc_abduction", "mp_flexion", "ip_flexion",
+    *(f"{kind}{k}_{part}" for k in range(2, 6) for kind, part in (("mcp", "flexion"), ("mcp", "abduction"),
+                                                                   ("pm", "flexion"), ("md", "flexion")))))
 #: Touch sensors in the order they appear in ``StateView.touch``.
 TOUCH_SENSORS = ("l_foot", "l_toes", "r_foot", "r_toes")
 #: Index of the right-heel sensor in ``StateView.touch`` (heel strikes for the EMG gait cycles).
@@ -126,6 +131,7 @@ MYOFULLBODY = Body(
     forward_local=tuple(FORWARD_LOCAL),
     memory_bytes=DEFAULT_MEMORY_BYTES,
     camera="track",
+    minor_joints=FINGER_JOINTS,
 )
 
 

@@ -29,3 +29,22 @@ def excitation(action, name: str, xp):
     if name == "myosuite":
         return 1.0 / (1.0 + xp.exp(-5.0 * (action - 0.5)))
     raise ValueError(f"unknown action_map {name!r}; valid: {', '.join(ACTION_MAPS)}")
+
+
+def excitation_range(name: str) -> tuple[float, float]:
+    """The excitations the map ``name`` can produce from actions in [−1, 1]."""
+    import numpy as np
+
+    lo, hi = excitation(np.array([-1.0, 1.0]), name, np)
+    return float(lo), float(hi)
+
+
+def action_for(u, name: str, xp):
+    """The action in [−1, 1] whose excitation under the map ``name`` is ``u`` (the map's inverse;
+    excitations outside :func:`excitation_range` give the nearest end)."""
+    if name == "linear":
+        return xp.clip(2.0 * u - 1.0, -1.0, 1.0)
+    if name == "myosuite":
+        v = xp.clip(u, 1e-9, 1.0 - 1e-9)
+        return xp.clip(0.5 + xp.log(v / (1.0 - v)) / 5.0, -1.0, 1.0)
+    raise ValueError(f"unknown action_map {name!r}; valid: {', '.join(ACTION_MAPS)}")

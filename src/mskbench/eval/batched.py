@@ -73,7 +73,7 @@ from mskbench._jax import require_jax
 from mskbench.eval.episodes import NATIVE_SOLVED, heel_index, native_end, native_ends
 from mskbench.eval.executors import JobSpec
 from mskbench.eval.protocol import Unit, checkpoint_path, perturbation_for
-from mskbench.policies import BUILTIN_POLICIES
+from mskbench.policies import BUILTIN_POLICIES, PRIVILEGED_POLICIES
 
 if TYPE_CHECKING:
     from mskbench.agents.base import PolicyCheckpoint
@@ -151,9 +151,13 @@ class _CheckpointPolicy:
 
 def check_batched_policy(spec: str) -> str:
     """``spec`` if batched evaluation can run it; else a ``ValueError`` that points to the CPU executor."""
+    if spec in PRIVILEGED_POLICIES:
+        raise ValueError(f"{spec!r} reads the MuJoCo C simulator of a CPU environment; evaluate it with the CPU "
+                         "executor (--backend cpu)")
     if spec in BUILTIN_POLICIES or checkpoint_path(spec) is not None:
         return spec
-    raise ValueError(f"batched evaluation supports the built-in policies ({', '.join(BUILTIN_POLICIES)}) and "
+    raise ValueError(f"batched evaluation supports the built-in policies "
+                     f"({', '.join(p for p in BUILTIN_POLICIES if p not in PRIVILEGED_POLICIES)}) and "
                      f"PPO checkpoints (.npz or a run directory), not {spec!r}; the CPU executor "
                      "(--backend cpu) runs any policy")
 

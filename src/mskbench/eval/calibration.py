@@ -41,7 +41,7 @@ OPTIONAL_POLICIES = ("hold", "expert")
 #: A native signal a trivial policy meets in at least this % of its episodes is degenerate.
 DEGENERACY_THRESHOLD_PCT = 1.0
 __all__ = ["DEFAULT_EPISODES", "DEGENERACY_THRESHOLD_PCT", "OPTIONAL_POLICIES", "TRIVIAL_POLICIES",
-           "builtin_policies", "calibration_table", "calibration_units", "check_policies", "default_policies",
+           "builtin_policies", "served", "serves", "calibration_table", "calibration_units", "check_policies", "default_policies",
            "free_successes", "markdown", "native_cell", "native_verdicts", "run_calibration"]
 
 
@@ -71,9 +71,26 @@ def check_policies(names: Iterable[str]) -> list[str]:
     return names
 
 
+def serves(policy: str, task: str) -> bool:
+    """Whether ``policy`` runs on ``task``: every built-in does, except the ``expert``, which has a behaviour
+    for some tasks only (:data:`mskbench.control.EXPERT_BEHAVIOURS`)."""
+    from mskbench.policies import PRIVILEGED_POLICIES
+
+    if policy not in PRIVILEGED_POLICIES:
+        return True
+    from mskbench.control import serves as controller_serves
+
+    return controller_serves(policy, task)
+
+
+def served(policy: str, tasks: Sequence[str]) -> list[str]:
+    """The tasks of ``tasks`` that ``policy`` runs on (:func:`serves`)."""
+    return [t for t in tasks if serves(policy, t)]
+
+
 def calibration_units(policies: Sequence[str], tasks: Sequence[str], seed: int, episodes: int) -> list[Unit]:
-    """The train-environment units of every policy (its method name) on every task."""
-    return [u for p in policies for u in eval_units(p, tasks, seed, episodes)]
+    """The train-environment units of every policy (its method name) on every task it serves."""
+    return [u for p in policies for u in eval_units(p, served(p, tasks), seed, episodes)]
 
 
 def run_calibration(store, policies: Sequence[str], tasks: Sequence[str], seed: int = 0,
@@ -82,7 +99,7 @@ def run_calibration(store, policies: Sequence[str], tasks: Sequence[str], seed: 
     """Run the units the store lacks, policy by policy (:func:`mskbench.eval.executors.run_units`); returns
     each policy's counts ``{"planned", "skipped", "written"}``."""
     policies = check_policies(policies)
-    return {p: run_units(store, eval_units(p, tasks, seed, episodes), JobSpec(p), executor=executor,
+    return {p: run_units(store, eval_units(p, served(p, tasks), seed, episodes), JobSpec(p), executor=executor,
                          workers=workers, address=address, on_record=on_record)
             for p in policies}
 
@@ -143,7 +160,7 @@ def calibration_table(store, policies: Sequence[str], tasks: Sequence[str], seed
         for r in store.records(method=policy, perturbation="none"):
             if r["task"] in by_task and int(r["seed"]) in seeds:
                 by_task[r["task"]].append(r)
-        for task in tasks:
+        for task in served(policy, tasks):
             recs = by_task[task]
             missing += episodes - len(recs)
             if recs:

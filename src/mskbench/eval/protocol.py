@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from mskbench.agents.checkpoint import checkpoint_path  # noqa: F401 - re-exported for the executors
 from mskbench.envs.perturbations import Perturbation
-from mskbench.policies import BUILTIN_POLICIES, make_policy
+from mskbench.policies import BUILTIN_POLICIES, PRIVILEGED_POLICIES, make_policy
 
 PERTURBATION_TYPES = ("action", "observation", "dynamics")
 #: All perturbation names a unit can carry (``none`` = train environment).
@@ -109,7 +109,8 @@ FACTORY_KWARGS = ("task", "observation_space", "action_space", "obs_layout", "se
 def load_policy(spec: str, env, seed: int):
     """Build the policy named by ``spec`` for ``env``.
 
-    ``spec`` is a built-in name (``zero``, ``passive``, ``random``), a PPO
+    ``spec`` is a built-in name (``zero``, ``passive``, ``random``; the privileged ``hold`` and
+    ``expert`` of :mod:`mskbench.control`, which read ``env``'s simulator), a PPO
     checkpoint (a ``.npz`` file, or a run directory holding ``best.npz`` or
     ``checkpoint.npz``; the deterministic policy, on any machine), or
     ``package.module:factory``. A factory is called with those of the keyword
@@ -119,6 +120,10 @@ def load_policy(spec: str, env, seed: int):
     ``act_normalized(x)`` when the policy normalises observations itself, so
     the protocol can add observation noise in normalised space).
     """
+    if spec in PRIVILEGED_POLICIES:
+        from mskbench.control import make_controller
+
+        return make_controller(spec, env)
     if spec in BUILTIN_POLICIES:
         return make_policy(spec, env.action_space.shape[0], seed=seed)
     ckpt = checkpoint_path(spec)

@@ -189,7 +189,7 @@ def collect(task: "str | MSKEnv", policy: Any = "random", *, steps: int = DEFAUL
     the recorded one does not. ``progress(done, total)`` is called every 100 steps.
     """
     from mskbench.envs.cpu_env import MSKEnv
-    from mskbench.policies import BUILTIN_POLICIES, as_policy, make_policy
+    from mskbench.policies import BUILTIN_POLICIES, PRIVILEGED_POLICIES, as_policy, make_policy
 
     if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)) or steps < 2:
         raise ValueError(f"steps must be an integer >= 2, got {steps!r}")
@@ -203,7 +203,12 @@ def collect(task: "str | MSKEnv", policy: Any = "random", *, steps: int = DEFAUL
             if policy not in BUILTIN_POLICIES:
                 raise ValueError(f"unknown built-in policy {policy!r} ({', '.join(BUILTIN_POLICIES)}); collect from "
                                  "a checkpoint or factory with mskbench.paradigms.latent.collect_expert")
-            policy = make_policy(policy, int(env.action_space.shape[0]), seed=seed)
+            if policy in PRIVILEGED_POLICIES:
+                from mskbench.control import make_controller
+
+                policy = make_controller(policy, env)
+            else:
+                policy = make_policy(policy, int(env.action_space.shape[0]), seed=seed)
         full = as_policy(policy)
         feats = MuscleFeatures(env.model, env.handles)
         n, m = int(steps), feats.n_muscles

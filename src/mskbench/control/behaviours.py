@@ -1,0 +1,334 @@
+"""Task behaviours: what the expert asks of the body on each task, from the task's own definition.
+
+Every behaviour here stands on something: the bodies that carry the weight (the feet, or whatever
+touches the floor or a prop at the start) are the QP's supports, the centre of mass is kept over
+them by the capture-point law of :mod:`mskbench.control.balance`, the pelvis and the chest keep
+their orientation and the joints are pulled (weakly) towards a posture. Task behaviours change the
+posture, the centre-of-mass reference, the supports or add point tasks (a hand, a lifted foot).
+
+* :class:`Hold` — the probe: the only target is the episode's start (its pose, its centre of mass,
+  the bodies touching something at the start as supports). It does nothing clever; a task it solves
+  asks for no more than keeping the start.
+"""
+
+from __future__ import annotations
+
+import mujoco
+import numpy as np
+
+from mskbench.control.balance import com_acceleration, convex_hull_2d, project_into
+from mskbench.control.expert import Behaviour, Context
+from mskbench.control.qp import PointTask, Targets
+
+FEET = ("foot_l", "toes_l", "foot_r", "toes_r")
+
+
+class Standing(Behaviour):
+    """Stand on the feet: posture and orientations of the start, the centre of mass over the feet.
+
+    ``com_margin_m``: the centre-of-mass reference is the start's, moved into the feet's support
+    polygon shrunk by this margin (the Stand start has its centre of mass 4.5 cm in front of the
+    heels' back edge, where little push is left to stop a backward sway)."""
+
+    com_margin_m = 0.06
+    capture_gain = 2.0
+    com_height_kp = 10.0
+    #: The share of a centre-of-mass acceleration beyond what the support allows that is asked for anyway
+    #: (the hip strategy; :func:`mskbench.control.balance.com_acceleration`).
+    beyond_support = 0.0
+    #: Support roles (the feet by default).
+    support_roles: tuple[str, ...] = FEET
+
+    def reset(self, ctx: Context) -> None:
+        d = ctx.d
+        self.posture = ctx.start_qpos.copy()
+        self.pelvis = ctx.body("pelvis")
+        self.chest = ctx.body("chest")
+        self.orient = {self.pelvis: d.xquat[self.pelvis].copy(), self.chest: d.xquat[self.chest].copy()}
+        self.floor = mujoco.mj_name2id(ctx.qp.m, mujoco.mjtObj.mjOBJ_GEOM, "floor")
+        self.support_bodies = [ctx.body(r) for r in self.support_roles]
+        touching = ctx.qp.contacts_with(set(self.support_bodies))
+        self.surfaces = {b: touching.get(b, self.floor) for b in self.support_bodies}
+        #: The supporting bodies are kept at their start orientation about the horizontal axes (flat feet).
+        self.flat = {b: d.xquat[b].copy() for b in self.support_bodies}
+        self.com_ref = ctx.start_com.copy()
+        pts = self.support_xy(ctx)
+        if len(pts) >= 3 and self.com_margin_m > 0:
+            self.com_ref[:2] = project_into(convex_hull_2d(pts), self.com_ref[:2], self.com_margin_m)
+
+    def pose_orientations(self, ctx: Context, qpos: np.ndarray, bodies) -> dict[int, np.ndarray]:
+        """The world orientations of ``bodies`` in the pose ``qpos`` (forward kinematics on a scratch copy)."""
+        scratch = getattr(self, "_scratch", None)
+        if scratch is None:
+            scratch = self._scratch = mujoco.MjData(ctx.qp.m)
+        scratch.qpos[:] = qpos
+        mujoco.mj_kinematics(ctx.qp.m, scratch)
+        return {b: scratch.xquat[b].copy() for b in bodies}
+
+    def supports(self, ctx: Context) -> dict[int, int]:
+        touching = ctx.qp.contacts_with(set(self.support_bodies))
+        self.surfaces.update(touching)
+        return dict(self.surfaces)
+
+    def support_xy(self, ctx: Context) -> np.ndarray:
+        pts = ctx.qp.support_points(self.supports(ctx))
+        return np.array([p[1][:2] for p in pts]) if pts else np.zeros((0, 2))
+
+    def com_acc(self, ctx: Context) -> np.ndarray:
+        com, vel = ctx.qp.com()
+        acc, _ = com_acceleration(com, vel, self.com_ref, self.support_xy(ctx), k_capture=self.capture_gain,
+                                  kp_z=self.com_height_kp, beyond=self.beyond_support)
+        return acc
+
+    def targets(self, ctx: Context) -> Targets:
+        return Targets(posture=self.posture, com_acc=self.com_acc(ctx), orientations=dict(self.orient),
+                       supports=self.supports(ctx), support_orientations=dict(self.flat))
+
+
+class Hold(Standing):
+    """Keep the episode's start: its pose, orientations and centre of mass, on whatever touches the
+    floor or a prop at the start (no centre-of-mass task when nothing does)."""
+
+    com_margin_m = 0.0
+
+    def reset(self, ctx: Context) -> None:
+        own = {int(b) for b in ctx.env.handles.body_tree}
+        self.support_roles = ()
+        super().reset(ctx)
+        touching = ctx.qp.contacts_with(own)
+        self.support_bodies = sorted(touching)
+        self.surfaces = dict(touching)
+        self.flat = {b: ctx.d.xquat[b].copy() for b in self.support_bodies}
+
+    def com_acc(self, ctx: Context):
+        if not self.support_bodies:
+            return None
+        return super().com_acc(ctx)
+
+
+class Stand(Standing):
+    """Stand (Table VI): stand still where the episode starts."""
+
+    tasks = ("Stand",)
+
+
+class Powerlift(Standing):
+    """Powerlift: hold the bar overhead standing (its start), the lumbar spine at the start's flexion."""
+
+    tasks = ("Powerlift",)
+
+
+class SingleLegStand(Standing):
+    """SingleLegStand: stand on the right foot, the centre of mass over it, the left foot kept up."""
+
+    tasks = ("SingleLegStand",)
+    support_roles = ("foot_r", "toes_r")
+    com_margin_m = 0.03
+    beyond_support = 1.0
+
+    def reset(self, ctx: Context) -> None:
+        super().reset(ctx)
+        pts = self.support_xy(ctx)
+        if len(pts):
+            # over the middle of the stance foot
+            self.com_ref[:2] = pts.mean(axis=0)
+        self.lifted = ctx.body("foot_l")
+        self.lift_z = float(ctx.d.xpos[self.lifted][2])
+
+    def targets(self, ctx: Context) -> Targets:
+        t = super().targets(ctx)
+        t.points.append(PointTask(self.lifted, np.zeros(3), np.array([0.0, 0.0, max(self.lift_z, 0.2)]), axes=(2,)))
+        return t
+
+
+class Balance(Standing):
+    board_level_weight = 0.0
+    """Balance: stand on the board, the centre of mass over the ball beneath it, the board level."""
+
+    tasks = ("Balance",)
+    beyond_support = 1.0
+
+    def reset(self, ctx: Context) -> None:
+        m = ctx.qp.m
+        self.board_geom = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_GEOM, "balance_board_geom")
+        self.ball = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_BODY, "balance_ball")
+        self.board = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_BODY, "balance_board")
+        super().reset(ctx)
+        self.surfaces = {b: self.board_geom for b in self.support_bodies}
+        self.com_ref = ctx.start_com.copy()
+        self.com_ref[:2] = ctx.d.xpos[self.ball][:2]
+        self.level = np.array([1.0, 0.0, 0.0, 0.0])
+
+    def supports(self, ctx: Context) -> dict[int, int]:
+        return dict(self.surfaces)
+
+    def support_xy(self, ctx: Context) -> np.ndarray:
+        # the whole system (body and board) stands on the board's contact with the ball
+        d = ctx.d
+        m = ctx.qp.m
+        pts = [con.pos[:2].copy() for con in d.contact[: d.ncon]
+               if {int(m.geom_bodyid[con.geom[0]]), int(m.geom_bodyid[con.geom[1]])} == {self.ball, self.board}]
+        return np.array(pts) if pts else d.xpos[self.ball][None, :2].copy()
+
+    def targets(self, ctx: Context) -> Targets:
+        t = super().targets(ctx)
+        if self.board_level_weight:
+            t.orientations[self.board] = self.level
+        return t
+
+
+class Squat(Standing):
+    """Squat: the pelvis follows the task's own height trajectory ``z_target(φ)`` through a balanced squat.
+
+    The task's squat family (hip 1.5 d, knee 2.0 d, ankle 0.5 d with the pelvis upright) keeps the feet
+    flat but puts the hips far behind the heels at depth; standing in it needs an ankle beyond its range.
+    The expert squats as people do: for each knee flexion ``κ`` the ankle takes ``min(0.25 κ, 0.4)``, the
+    pelvis leans forward by ``λ`` and the hip flexes ``κ − α + λ`` (feet stay flat), ``λ`` chosen so the
+    centre of mass is over the middle of the feet; the poses are tabulated once by pelvis height."""
+
+    tasks = ("Squat",)
+    com_height_kp = 0.0
+    beyond_support = 1.0
+    n_table = 24
+    max_knee_rad = 1.5
+    #: The expert's squat bottoms out here (below the task's 0.75 m success mark) rather than at the
+    #: task's 0.55 m reference, where this body's hips reach their range.
+    lowest_pelvis_m = 0.68
+
+    def reset(self, ctx: Context) -> None:
+        super().reset(ctx)
+        self.pelvis_body = ctx.body("pelvis")
+        pts = self.support_xy(ctx)
+        if len(pts):
+            self.com_ref[:2] = 0.5 * (pts.min(axis=0) + pts.max(axis=0))
+        if getattr(self, "_table", None) is None:
+            self._table = self._balanced_table(ctx)
+
+    def _balanced_table(self, ctx: Context):
+        from mskbench.tasks.squat import BARBELL_HOLD
+
+        m = ctx.qp.m
+        scratch = mujoco.MjData(m)
+        tree = np.asarray(ctx.env.handles.body_tree)
+        mass = m.body_mass[tree]
+        foot = [ctx.body(r) for r in FEET]
+        base = self.posture.copy()
+        pitch_axis = np.array([0.0, 1.0, 0.0])
+
+        def pose(kappa: float, lean: float) -> np.ndarray:
+            alpha = min(0.25 * kappa, 0.4)
+            joints = dict(BARBELL_HOLD)
+            for side in ("l", "r"):
+                joints[f"knee_angle_{side}"] = kappa
+                joints[f"ankle_angle_{side}"] = alpha
+                joints[f"hip_flexion_{side}"] = kappa - alpha + lean
+            q = base.copy()
+            rot = np.zeros(4)
+            mujoco.mju_axisAngle2Quat(rot, pitch_axis, lean)
+            mujoco.mju_mulQuat(q[3:7], rot, base[3:7])
+            return ctx.env._ctx.pose(joints, base=q)
+
+        def com_offset(q: np.ndarray) -> float:
+            scratch.qpos[:] = q
+            mujoco.mj_kinematics(m, scratch)
+            com_x = float(mass @ scratch.xipos[tree, 0] / mass.sum())
+            feet_x = scratch.xpos[foot, 0]
+            return com_x - float(0.5 * (feet_x[[0, 2]].mean() + feet_x[[1, 3]].mean()))
+
+        rows = []
+        for kappa in np.linspace(0.0, self.max_knee_rad, self.n_table):
+            lo, hi = -0.2, 1.2
+            for _ in range(18):
+                mid = 0.5 * (lo + hi)
+                if com_offset(pose(kappa, mid)) < 0.0:  # centre of mass behind: lean more
+                    lo = mid
+                else:
+                    hi = mid
+            q = pose(kappa, 0.5 * (lo + hi))
+            scratch.qpos[:] = q
+            mujoco.mj_kinematics(m, scratch)
+            rows.append((float(scratch.xpos[self.pelvis_body, 2]), q,
+                         {b: scratch.xquat[b].copy() for b in (self.pelvis, self.chest)}))
+        rows.sort(key=lambda r: r[0])
+        return rows
+
+    def _pose_at(self, z: float):
+        heights = np.array([r[0] for r in self._table])
+        k = int(np.clip(np.searchsorted(heights, z), 1, len(heights) - 1))
+        lo, hi = self._table[k - 1], self._table[k]
+        w = float(np.clip((z - lo[0]) / max(hi[0] - lo[0], 1e-9), 0.0, 1.0))
+        q = lo[1] + w * (hi[1] - lo[1])
+        return q, (lo[2] if w < 0.5 else hi[2])
+
+    def targets(self, ctx: Context) -> Targets:
+        task = ctx.task
+        phase = (float(ctx.task_state["phase"]) + ctx.control_dt_s / task.period_s) % 1.0
+        t = super().targets(ctx)
+        if t.com_acc is not None:
+            t.com_acc[2] = 0.0  # the pelvis height task sets the height
+        z = float(task.z_target(phase))
+        vz = float(task.vz_target(phase)) if z > self.lowest_pelvis_m else 0.0
+        z = max(z, self.lowest_pelvis_m)
+        t.posture, t.orientations = self._pose_at(z)
+        t.points.append(PointTask(self.pelvis_body, np.zeros(3), np.array([0.0, 0.0, z]), np.array([0.0, 0.0, vz]),
+                                  axes=(2,)))
+        return t
+
+
+class Reach(Standing):
+    """Reach: the right hand to the current target, the centre of mass over the feet."""
+
+    tasks = ("Reach",)
+
+    def reset(self, ctx: Context) -> None:
+        super().reset(ctx)
+        self.hand = ctx.body("hand_r")
+        self.orient = {self.pelvis: self.orient[self.pelvis]}
+
+    def targets(self, ctx: Context) -> Targets:
+        t = super().targets(ctx)
+        ts = ctx.task_state
+        target = np.asarray(ts["targets"][int(ts["target_idx"])], float)
+        t.points.append(PointTask(self.hand, np.zeros(3), target, kp=30.0))
+        return t
+
+
+class Sit(Standing):
+    """Sit: a controlled descent onto the seat — the pelvis along a minimum-jerk path from the start to the
+    seat target point, the joints from the start to the seated pose (hips 1.5, knees 1.6 rad), the feet
+    and, once they touch it, the pelvis and thighs supported by the seat."""
+
+    tasks = ("Sit",)
+    descent_s = 1.5
+    seated = {"hip_flexion_l": 1.5, "hip_flexion_r": 1.5, "knee_angle_l": 1.6, "knee_angle_r": 1.6}
+
+    def reset(self, ctx: Context) -> None:
+        from mskbench.tasks import chair
+
+        super().reset(ctx)
+        m = ctx.qp.m
+        self.seat = next(g for g in range(m.ngeom)
+                         if (mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_GEOM, g) or "").endswith("_chair_seat"))
+        self.pelvis_body = ctx.body("pelvis")
+        self.seat_bodies = [self.pelvis_body] + [ctx.body(n) for n in ("femur_l", "femur_r")]
+        self.p0 = ctx.d.xpos[self.pelvis_body].copy()
+        self.p1 = np.asarray(chair.SEAT_TARGET, float)
+        self.q0 = self.posture.copy()
+        self.q1 = ctx.env._ctx.pose(self.seated, base=self.q0, on_ground=False)
+
+    def supports(self, ctx: Context) -> dict[int, int]:
+        out = super().supports(ctx)
+        for b in getattr(self, "seat_bodies", ()):
+            out[b] = self.seat
+        return out
+
+    def targets(self, ctx: Context) -> Targets:
+        s = min(1.0, (ctx.step + 1) * ctx.control_dt_s / self.descent_s)
+        blend = s**3 * (10 - 15 * s + 6 * s * s)  # minimum jerk
+        dblend = 30 * s * s * (1 - s) ** 2 / self.descent_s if s < 1.0 else 0.0
+        posture = self.q0 + blend * (self.q1 - self.q0)
+        target = self.p0 + blend * (self.p1 - self.p0)
+        vel = dblend * (self.p1 - self.p0)
+        t = Targets(posture=posture, orientations={self.chest: self.orient[self.chest]}, supports=self.supports(ctx))
+        t.points.append(PointTask(self.pelvis_body, np.zeros(3), target, vel, kp=50.0))
+        return t

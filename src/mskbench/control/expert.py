@@ -1,0 +1,131 @@
+"""The expert policy: a task behaviour's targets, the whole-body muscle QP, the excitations.
+
+It is a *privileged* controller: it reads the simulator (the model, the contacts, the props and the
+task's own state), which no learned policy may. Its proprioception — the body's joint positions and
+velocities and the muscle activations — is read from the observation, so observation noise acts on
+what it believes about its own body (root x, y are not observed; it reads them from the simulator).
+Its model of the muscles is the nominal one: a dynamics perturbation (muscle gains scaled per
+episode) changes the plant, not the controller.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from mskbench.control.qp import Solution, Targets, WholeBodyQP, Weights
+from mskbench.envs.action_map import action_for, excitation_range
+
+
+class Context:
+    """What a behaviour reads at a control step: the loaded QP (its data ``d`` holds the state the
+    controller believes), the environment's task and task state, the episode's start and step."""
+
+    def __init__(self, env, qp: WholeBodyQP):
+        self.env = env
+        self.qp = qp
+        self.task = env.task
+        self.start_qpos = np.zeros(qp.m.nq)
+        self.start_com = np.zeros(3)
+        self.step = 0
+
+    @property
+    def d(self):
+        return self.qp.d
+
+    @property
+    def task_state(self):
+        return self.env.task_state
+
+    @property
+    def control_dt_s(self) -> float:
+        return float(self.env.control_dt_s)
+
+    def body(self, role_or_name: str) -> int:
+        h = self.env.handles
+        if role_or_name in h.bodies:
+            return int(h.bodies[role_or_name])
+        import mujoco
+
+        idx = mujoco.mj_name2id(self.qp.m, mujoco.mjtObj.mjOBJ_BODY, role_or_name)
+        if idx < 0:
+            raise ValueError(f"the model has no body {role_or_name!r}")
+        return int(idx)
+
+
+class Behaviour:
+    """A task's targets for the whole-body QP. Subclasses implement :meth:`targets`."""
+
+    #: Task ids the behaviour serves.
+    tasks: tuple[str, ...] = ()
+
+    def reset(self, ctx: Context) -> None:
+        """An episode starts (the state loaded in ``ctx`` is its first)."""
+
+    def targets(self, ctx: Context) -> Targets:
+        raise NotImplementedError
+
+    def weights(self) -> Weights:
+        return Weights()
+
+
+class ExpertPolicy:
+    """``act(obs)`` for an environment (a :class:`~mskbench.envs.MSKEnv` or a wrapper of one) with a
+    behaviour; ``last`` holds the last step's :class:`Solution` (reserves, forces) for diagnostics."""
+
+    def __init__(self, env, behaviour: Behaviour, name: str = "expert"):
+        base = getattr(env, "unwrapped", env)
+        self.env = base
+        self.name = name
+        self.behaviour = behaviour
+        self.qp = WholeBodyQP(base.model, base.handles, base.sim.frame_skip, nominal_gain=base.sim._gain0,
+                              nominal_bias=base.sim._bias0, weights=behaviour.weights(),
+                              excitation_range=excitation_range(base.action_map),
+                              minor_joints=base.task.body.minor_joints)
+        self.ctx = Context(base, self.qp)
+        layout = base.obs_layout
+        self._qpos_slice, self._qvel_slice = layout["qpos"], layout["qvel"]
+        self._act_slice = layout["muscle_activation"]
+        h = base.handles
+        self._nq_body = 2 + (self._qpos_slice.stop - self._qpos_slice.start)
+        self._nv_body = self._qvel_slice.stop - self._qvel_slice.start
+        self.last: Solution | None = None
+        self._started = False
+
+    # -- state -----------------------------------------------------------------------------------
+    def _state(self, obs: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        d = self.env.data
+        qpos, qvel, act = d.qpos.copy(), d.qvel.copy(), d.act.copy()
+        if obs is not None:
+            obs = np.asarray(obs, np.float64)
+            qpos[2:self._nq_body] = obs[self._qpos_slice]
+            quat = qpos[3:7]
+            qpos[3:7] = quat / max(np.linalg.norm(quat), 1e-9)
+            qvel[:self._nv_body] = obs[self._qvel_slice]
+            act[self.env.handles.muscle_act_adr] = np.clip(obs[self._act_slice], 0.0, 1.0)
+        return qpos, qvel, act
+
+    def reset(self, seed: int | None = None) -> None:
+        qpos, qvel, act = self._state(None)
+        self.qp.load(qpos, qvel, act)
+        self.ctx.start_qpos = qpos.copy()
+        self.ctx.start_com = self.qp.com()[0]
+        self.ctx.step = 0
+        self.behaviour.reset(self.ctx)
+        self._started = True
+
+    def act(self, obs: np.ndarray) -> np.ndarray:
+        if not self._started:
+            self.reset()
+        qpos, qvel, act = self._state(obs)
+        self.qp.load(qpos, qvel, act)
+        sol = self.qp.solve(self.behaviour.targets(self.ctx))
+        self.last = sol
+        self.ctx.step += 1
+        u = np.zeros(self.env.model.nu)
+        u[self.qp.mid] = sol.excitation
+        return action_for(u[: self.env.n_muscles], self.env.action_map, np).astype(np.float32)
+
+    def describe(self) -> dict[str, Any]:
+        return {"policy": self.name, "behaviour": type(self.behaviour).__name__}

@@ -1,0 +1,49 @@
+"""The built-in privileged policies: ``expert`` (a task's behaviour) and ``hold`` (keep the start).
+
+``make_controller(name, env)`` builds one for an environment; ``serves(name, task)`` says whether it
+has a behaviour for a task (``hold`` serves every task; ``expert`` the tasks of :data:`EXPERT_BEHAVIOURS`).
+"""
+
+from __future__ import annotations
+
+from mskbench.catalog import task_id
+from mskbench.control import behaviours as B
+from mskbench.control.expert import Behaviour, ExpertPolicy
+
+#: The expert's behaviour per task id.
+EXPERT_BEHAVIOURS: dict[str, type[Behaviour]] = {
+    cls.tasks[0]: cls for cls in (B.Stand, B.Powerlift, B.SingleLegStand, B.Sit, B.Balance, B.Squat, B.Reach)
+}
+#: The privileged built-in policies, by name.
+CONTROLLERS = ("hold", "expert")
+
+
+def check_controller(name: str) -> str:
+    if name not in CONTROLLERS:
+        raise ValueError(f"unknown controller {name!r}; the privileged built-in policies: {', '.join(CONTROLLERS)}")
+    return name
+
+
+def serves(name: str, task: str) -> bool:
+    """Whether the controller ``name`` has a behaviour for ``task`` (any accepted task name)."""
+    check_controller(name)
+    return name == "hold" or task_id(task) in EXPERT_BEHAVIOURS
+
+
+def behaviour_for(name: str, task: str) -> Behaviour:
+    """A fresh behaviour of controller ``name`` for ``task``; a ``ValueError`` names the tasks it serves."""
+    check_controller(name)
+    if name == "hold":
+        return B.Hold()
+    tid = task_id(task)
+    if tid not in EXPERT_BEHAVIOURS:
+        raise ValueError(f"the expert has no behaviour for {tid}; it serves {', '.join(EXPERT_BEHAVIOURS)} "
+                         "('hold' serves every task)")
+    return EXPERT_BEHAVIOURS[tid]()
+
+
+def make_controller(name: str, env) -> ExpertPolicy:
+    """The privileged built-in policy ``name`` (``expert`` or ``hold``) for ``env`` (an
+    :class:`~mskbench.envs.MSKEnv` or a wrapper of one): it reads that environment's simulator."""
+    base = getattr(env, "unwrapped", env)
+    return ExpertPolicy(base, behaviour_for(name, base.task.name), name=name)
