@@ -63,7 +63,7 @@ class Weights:
     point: float = 1e3
     support: float = 1e3
     activation: float = 10.0
-    reserve: float = 100.0
+    reserve: float = 1e4
     soft_rows: float = 100.0
     force: float = 1e-6
 
@@ -89,8 +89,8 @@ class Targets:
     ``posture``: a full ``qpos`` whose joints are the posture target; ``com_acc``: the desired
     centre-of-mass acceleration (m/s², world) or None; ``orientations``: body id -> target quaternion
     (w, x, y, z); ``points``: point tasks; ``supports``: body id -> surface geom id of the bodies that
-    may carry load this step (the floor, a board, a seat); ``support_orientations``: the world
-    orientation a supporting body is brought back to about the horizontal axes (yaw free).
+    may carry load this step (the floor, a board, a seat); ``level``: supporting bodies with a sole
+    (:attr:`WholeBodyQP.sole_normals`: the feet) turned to lie flat on their surface (heel and toes down).
     """
 
     posture: np.ndarray
@@ -100,9 +100,11 @@ class Targets:
     posture_weight: np.ndarray | None = None
     orientations: dict[int, np.ndarray] = field(default_factory=dict)
     orientation_kp: float = 100.0
+    #: Per-body weights of orientation tasks (default: ``Weights.orientation``).
+    orientation_weights: dict[int, float] = field(default_factory=dict)
     points: list[PointTask] = field(default_factory=list)
     supports: dict[int, int] = field(default_factory=dict)
-    support_orientations: dict[int, np.ndarray] = field(default_factory=dict)
+    level: frozenset[int] = frozenset()
     support_kp: float = 100.0
 
 
@@ -185,6 +187,7 @@ class WholeBodyQP:
         #: Friction-pyramid edges in the surface frame (tangent 1, tangent 2, normal).
         self.edges = np.array([[mu, 0, 1], [-mu, 0, 1], [0, mu, 1], [0, -mu, 1]]) * c
         self.candidates = {b: self._candidates(b) for b in range(m.nbody)}
+        self.sole_normals = self._sole_normals()
         self._own_bodies = {int(b) for b in handles.body_tree}
 
         # the active dofs (all but the minor joints'), the reserves (independent active joint dofs)
@@ -249,6 +252,33 @@ class WholeBodyQP:
                 out += [(m.geom_pos[g] + axis, float(size[0])), (m.geom_pos[g] - axis, float(size[0]))]
             elif t in (mujoco.mjtGeom.mjGEOM_SPHERE, mujoco.mjtGeom.mjGEOM_ELLIPSOID):
                 out.append((m.geom_pos[g].copy(), float(size[0] if t == mujoco.mjtGeom.mjGEOM_SPHERE else size.min())))
+        return out
+
+    def _sole_normals(self) -> dict[int, np.ndarray]:
+        """Body id -> the unit normal (body frame) of the plane through its capsules' end points, for bodies
+        whose capsule ends (at least three) lie in a plane (a foot's sole): pointing up out of the sole in
+        the model's default pose (the body standing)."""
+        m = self.m
+        data = mujoco.MjData(m)
+        mujoco.mj_kinematics(m, data)
+        out = {}
+        for body in range(m.nbody):
+            pts = []
+            for g in np.flatnonzero(m.geom_bodyid == body):
+                if (m.geom_contype[g] or m.geom_conaffinity[g]) and m.geom_type[g] == mujoco.mjtGeom.mjGEOM_CAPSULE:
+                    axis = _rot(m.geom_quat[g])[:, 2] * m.geom_size[g, 1]
+                    pts += [m.geom_pos[g] + axis, m.geom_pos[g] - axis]
+            if len(pts) < 3:
+                continue
+            pts = np.array(pts)
+            centred = pts - pts.mean(axis=0)
+            _, sv, vt = np.linalg.svd(centred)
+            if sv[1] < 1e-3 or sv[2] > 0.25 * sv[1]:  # no plane (collinear points or a bulky body)
+                continue
+            n = vt[2]
+            if (data.xmat[body].reshape(3, 3) @ n)[2] < 0:
+                n = -n
+            out[body] = n
         return out
 
     def surface(self, geom: int) -> tuple[np.ndarray, np.ndarray, int]:
@@ -418,12 +448,10 @@ class WholeBodyQP:
                 mujoco.mj_jacBody(m, d, self._jp, self._jr, sbody)
                 Jb = Jb - np.vstack([self._jp, self._jr])
             acc = -20.0 * (Jb @ d.qvel)
-            flat = targets.support_orientations.get(body)
-            if flat is not None:
-                err = np.zeros(3)
-                mujoco.mju_subQuat(err, flat, d.xquat[body])
-                err = d.xmat[body].reshape(3, 3) @ err
-                err -= normal * (normal @ err)  # about the surface normal: free
+            sole = self.sole_normals.get(body)
+            if body in targets.level and sole is not None:
+                # the small rotation that lays the sole flat on the surface (about the surface normal: free)
+                err = np.cross(d.xmat[body].reshape(3, 3) @ sole, normal)
                 kp = targets.support_kp
                 acc[3:] = kp * err - 2.0 * np.sqrt(kp) * (Jb[3:] @ d.qvel)
             rows_t.append(Jb)
@@ -444,7 +472,7 @@ class WholeBodyQP:
             err = d.xmat[body].reshape(3, 3) @ err
             rows_t.append(self._jr.copy())
             accs.append(kp_o * err - 2.0 * np.sqrt(kp_o) * (self._jr @ d.qvel))
-            tw.append(np.full(3, w.orientation))
+            tw.append(np.full(3, targets.orientation_weights.get(body, w.orientation)))
         for pt in targets.points:
             pw = d.xpos[pt.body] + d.xmat[pt.body].reshape(3, 3) @ pt.local
             mujoco.mj_jac(m, d, self._jp, None, pw, pt.body)
