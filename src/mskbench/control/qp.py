@@ -263,14 +263,14 @@ class WholeBodyQP:
         mujoco.mj_kinematics(m, data)
         out = {}
         for body in range(m.nbody):
-            pts = []
+            ends: list[np.ndarray] = []
             for g in np.flatnonzero(m.geom_bodyid == body):
                 if (m.geom_contype[g] or m.geom_conaffinity[g]) and m.geom_type[g] == mujoco.mjtGeom.mjGEOM_CAPSULE:
                     axis = _rot(m.geom_quat[g])[:, 2] * m.geom_size[g, 1]
-                    pts += [m.geom_pos[g] + axis, m.geom_pos[g] - axis]
-            if len(pts) < 3:
+                    ends += [m.geom_pos[g] + axis, m.geom_pos[g] - axis]
+            if len(ends) < 3:
                 continue
-            pts = np.array(pts)
+            pts = np.array(ends)
             centred = pts - pts.mean(axis=0)
             _, sv, vt = np.linalg.svd(centred)
             if sv[1] < 1e-3 or sv[2] > 0.25 * sv[1]:  # no plane (collinear points or a bulky body)
