@@ -54,3 +54,194 @@ def test_activation_over_a_control_step_is_mujocos_and_inverts(stand_env):
     # an unreachable target gives the bound
     out = excitation_for(p, np.zeros(3 * 0 + act0.size), np.full(act0.size, 2.0), env.model.opt.timestep, 10)
     assert np.all(out > 1.0 - 1e-6)
+
+
+# -- the excitation that gives a planned mean activation ------------------------------------------------
+def test_excitation_for_a_mean_activation_is_found_within_what_one_step_reaches():
+    from mskbench.control import make_controller
+
+    env = MSKEnv("Stand")
+    qp = make_controller("expert", env).qp
+    rng = np.random.default_rng(3)
+    act = rng.uniform(0.0, 1.0, qp.nm)
+    low = qp.mean_activation(act, np.zeros(qp.nm))
+    high = qp.mean_activation(act, np.ones(qp.nm))
+    target = low + rng.uniform(0.0, 1.0, qp.nm) * (high - low)
+    u = qp.excitation_for_mean(act, target)
+    assert np.all((u >= 0.0) & (u <= 1.0))
+    assert np.abs(qp.mean_activation(act, u) - target).max() < 2e-3
+    # beyond reach: the bound
+    assert np.all(qp.excitation_for_mean(act, high + 0.1) == 1.0)
+    assert np.all(qp.excitation_for_mean(act, np.maximum(low - 0.1, -1.0)) == 0.0)
+
+
+def test_action_maps_invert():
+    from mskbench.envs.action_map import ACTION_MAPS, action_for, excitation, excitation_range
+
+    a = np.linspace(-1.0, 1.0, 41)
+    for name in ACTION_MAPS:
+        u = excitation(a, name, np)
+        np.testing.assert_allclose(action_for(u, name, np), a, atol=1e-9)
+        lo, hi = excitation_range(name)
+        assert np.all(action_for(np.array([lo - 0.1, hi + 0.1]), name, np) == np.array([-1.0, 1.0]))
+
+
+# -- the capture-point law's geometry --------------------------------------------------------------------
+def test_support_polygon_projection():
+    from mskbench.control.balance import com_acceleration, convex_hull_2d, project_into
+
+    square = convex_hull_2d(np.array([[0, 0], [1, 0], [1, 1], [0, 1], [0.5, 0.5]], float))
+    assert len(square) == 4
+    np.testing.assert_allclose(project_into(square, np.array([0.5, 0.5]), 0.1), [0.5, 0.5])
+    np.testing.assert_allclose(project_into(square, np.array([2.0, 0.5]), 0.1), [0.9, 0.5], atol=1e-9)
+    # a point inside but nearer the edge than the margin goes in by the margin
+    np.testing.assert_allclose(project_into(square, np.array([0.95, 0.5]), 0.1), [0.9, 0.5], atol=1e-9)
+    # at rest over the reference: no horizontal push; ahead of it: pushed back
+    acc, p = com_acceleration(np.array([0.5, 0.5, 1.0]), np.zeros(3), np.array([0.5, 0.5, 1.0]), square)
+    np.testing.assert_allclose(acc, 0.0, atol=1e-12)
+    acc, p = com_acceleration(np.array([0.6, 0.5, 1.0]), np.zeros(3), np.array([0.5, 0.5, 1.0]), square)
+    assert acc[0] < 0.0 and abs(acc[1]) < 1e-12
+
+
+# -- the QP ------------------------------------------------------------------------------------------
+def _standing_states(n: int):
+    """Standing states of Stand with the start noise, random velocities and activations."""
+    env = MSKEnv("Stand")
+    rng = np.random.default_rng(7)
+    for seed in range(n):
+        env.reset(seed=seed)
+        for _ in range(3):
+            env.step(rng.uniform(-1.0, -0.2, env.n_muscles).astype(np.float32))
+        yield env
+
+
+def test_qp_force_identity_on_standing_states():
+    """At the QP's solution, inverse dynamics (MuJoCo's mj_inverse at the planned accelerations, its constraint
+    solver off: M q̈ + c less the passive forces) equals the muscles' generalised forces at the planned
+    activations (MuJoCo's own actuation) plus the constraint, support and reserve forces, on every dof the QP
+    covers."""
+    import copy
+
+    from mskbench.control import make_controller
+
+    for env in _standing_states(3):
+        policy = make_controller("expert", env)
+        policy.reset()
+        obs = env._observe(env.sim.view(), env.task_state)
+        policy.act(obs)
+        sol, qp = policy.last, policy.qp
+        assert sol.status == "PIQP_SOLVED"
+        m = copy.deepcopy(qp.m)
+        m.opt.disableflags |= int(mujoco.mjtDisableBit.mjDSBL_CONSTRAINT)
+        d = mujoco.MjData(m)
+        d.qpos[:], d.qvel[:], d.qacc[:] = qp.d.qpos, qp.d.qvel, sol.qacc
+        d.act[:] = qp.d.act
+        d.act[qp.adr] = sol.activation
+        mujoco.mj_inverse(m, d)
+        mujoco.mj_fwdActuation(m, d)
+        muscles = d.qfrc_actuator.copy()
+        lhs = d.qfrc_inverse[sol.dofs]
+        rhs = (muscles + sol.forces["constraints"] + sol.forces["supports"] + sol.forces["reserves"])[sol.dofs]
+        scale = max(1.0, float(np.abs(lhs).max()))
+        assert np.abs(lhs - rhs).max() < 1e-4 * scale, np.abs(lhs - rhs).max()
+        # the supports carry the body: their vertical forces sum to about its weight
+        weight = float(qp.m.body_mass[env.handles.body_tree].sum() * 9.81)
+        assert 0.5 * weight < sol.support_force[:, 2].sum() < 1.5 * weight
+
+
+def test_the_controller_keeps_the_nominal_model_under_a_dynamics_perturbation():
+    from mskbench.control import make_controller
+    from mskbench.envs.perturbations import Perturbation
+
+    env = MSKEnv("Stand", perturbation=Perturbation(muscle_gain_range=0.2))
+    policy = make_controller("expert", env)
+    env.reset(seed=1)
+    ids = env.handles.muscle_ids
+    assert not np.allclose(env.model.actuator_gainprm[ids, 2], env.sim._gain0)  # the plant changed
+    np.testing.assert_array_equal(policy.qp.m.actuator_gainprm[ids, 2], env.sim._gain0)
+
+
+def test_the_expert_reads_its_body_from_the_observation():
+    """Observation noise reaches what the expert believes: its state is the observation's, not the simulator's."""
+    from mskbench.control import make_controller
+
+    env = MSKEnv("Stand")
+    policy = make_controller("expert", env)
+    obs, _ = env.reset(seed=0)
+    policy.reset(0)
+    noisy = obs.copy()
+    sl = env.obs_layout["qpos"]
+    noisy[sl.start + 10] += 0.05  # a joint angle
+    policy.act(noisy)
+    h = env.handles
+    believed = policy.qp.d.qpos[h.joint_qpos]
+    true = env.data.qpos[h.joint_qpos]
+    # the observation is float32: the other joints agree to its precision, the noised one is off by the noise
+    assert np.count_nonzero(np.abs(believed - true) > 1e-5) == 1
+    assert np.isclose(np.abs(believed - true).max(), 0.05, atol=1e-5)
+
+
+def test_expert_stands_for_a_second():
+    from mskbench.control import make_controller
+
+    env = MSKEnv("Stand")
+    policy = make_controller("expert", env)
+    obs, _ = env.reset(seed=4)
+    policy.reset(4)
+    for _ in range(100):
+        obs, _, terminated, truncated, info = env.step(policy.act(obs))
+        assert not terminated
+    assert env.data.xpos[env.handles.bodies["pelvis"]][2] > 0.85
+    assert policy.last.status == "PIQP_SOLVED"
+    assert np.abs(policy.last.reserve).max() < 5.0  # N·m: the muscles carry it
+
+
+@pytest.mark.slow
+def test_expert_stand_episode_succeeds():
+    from mskbench.control import make_controller
+    from mskbench.eval.episodes import run_episode
+
+    env = MSKEnv("Stand")
+    result = run_episode(env, make_controller("expert", env), seed=11)
+    assert result.success and result.length == 1000
+    assert result.activation_cost < 0.05  # Eq. 7, mean squared activation
+
+
+def test_a_task_without_expert_behaviour_is_a_one_line_error():
+    from mskbench.control import EXPERT_BEHAVIOURS, make_controller, serves
+
+    env = MSKEnv("Walk")
+    with pytest.raises(ValueError, match="no behaviour for Walk; it serves Stand, ") as err:
+        make_controller("expert", env)
+    assert "\n" not in str(err.value) and all(t in str(err.value) for t in EXPERT_BEHAVIOURS)
+    assert serves("hold", "Walk") and not serves("expert", "walk forward") and serves("expert", "singlestand")
+    with pytest.raises(ValueError, match="privileged built-in policies: hold, expert"):
+        make_controller("genius", env)
+
+
+def test_hold_acts_on_any_task():
+    """hold builds on a standing, a hanging (no ground support) and a prone start and keeps its actions valid."""
+    from mskbench.control import make_controller
+
+    for task in ("ChinUp", "Crawl", "StepStones"):
+        env = MSKEnv(task)
+        policy = make_controller("hold", env)
+        obs, _ = env.reset(seed=0)
+        policy.reset(0)
+        for _ in range(3):
+            action = policy.act(obs)
+            assert action.shape == (env.n_muscles,) and np.all(np.abs(action) <= 1.0)
+            obs, *_ = env.step(action)
+        env.close()
+
+
+def test_cli_names_the_tasks_the_expert_serves():
+    from click.testing import CliRunner
+
+    from mskbench.cli import main
+
+    result = CliRunner().invoke(main, ["run", "Walk", "--policy", "expert", "--episodes", "1"])
+    assert result.exit_code != 0
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert lines[-1].startswith("Error: the expert has no behaviour for Walk; it serves Stand")
+    assert "Traceback" not in result.output

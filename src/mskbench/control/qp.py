@@ -122,6 +122,11 @@ class Solution:
     #: The dynamics' force balance at the solution: M q̈ + c − (muscles + constraints + supports + reserves),
     #: per active dof (N·m or N); ~0 when the QP was solved.
     residual: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    #: Generalised forces (nv,) of the solution's parts: ``constraints`` (MuJoCo's rows, Jᵀf), ``supports``
+    #: (Jₛᵀfₛ) and ``reserves`` (S r).
+    forces: dict[str, np.ndarray] = field(default_factory=dict)
+    #: The dofs the QP covers (all but the minor joints').
+    dofs: np.ndarray = field(default_factory=lambda: np.zeros(0, int))
 
 
 def _rot(quat: np.ndarray) -> np.ndarray:
@@ -578,8 +583,14 @@ class WholeBodyQP:
         edges = x[ifs:ir].reshape(-1, 4)
         forces = np.array([F @ (self.edges.T @ e) for F, e in zip(frames, edges)]) if npt else np.zeros((0, 3))
         residual = Aeq[:na] @ x - rhs
+        gen_constraints = np.zeros(nv)
+        np.add.at(gen_constraints, dofs[J_c], J_v * x[ifo + J_r])
+        gen_reserves = np.zeros(nv)
+        gen_reserves[self.reserve_dofs] = x[ir:it]
         return Solution(excitation=excitation, activation=planned, qacc=qacc, reserve=reserve, status=status,
-                        support_force=forces, support_points=world_pts, residual=np.asarray(residual))
+                        support_force=forces, support_points=world_pts, residual=np.asarray(residual),
+                        forces={"constraints": gen_constraints, "supports": Jfs.T @ x[ifs:ir], "reserves": gen_reserves},
+                        dofs=dofs.copy())
 
 
 def _solve(P, q, A, b, lb, ub) -> tuple[np.ndarray, str]:
