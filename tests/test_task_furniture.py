@@ -146,6 +146,7 @@ def test_sit_has_sat_down_state_machine(envs):
     task = env.task
     env.reset(seed=0)
     ts = dict(env.task_state)
+    assert float(ts["max_descent_mps"]) == 0.0
     seated = _view(env, _seated_qpos(env))
     for i in range(chair.SIT_HOLD_STEPS - 1):
         ts = task.advance(seated, ts, np)
@@ -156,19 +157,19 @@ def test_sit_has_sat_down_state_machine(envs):
     # Sticky: standing up resets the counter, not the flag.
     ts = task.advance(_view(env, env._ctx.pose(root_xy=(0.5, 0.0))), ts, np)
     assert int(ts["seated_steps"]) == 0 and bool(ts["has_sat_down"])
-    assert task.success_trace(ts) == {"has_sat_down": True, "seated_steps": 0}
+    assert task.success_trace(ts) == {"has_sat_down": True, "seated_steps": 0, "max_descent_mps": 0.0}
 
-    # Moving fast on the seat does not count; slow does.
+    # Moving fast on the seat does not count; slow does. The fastest descent is kept.
     ts = chair.sit_state()
     qvel = np.zeros(env.model.nv)
     qvel[2] = -0.3
     ts = task.advance(_view(env, _seated_qpos(env), qvel), ts, np)
-    assert int(ts["seated_steps"]) == 0
+    assert int(ts["seated_steps"]) == 0 and float(ts["max_descent_mps"]) == pytest.approx(0.3)
     qvel[2] = -0.2
     ts = task.advance(_view(env, _seated_qpos(env), qvel), ts, np)
-    assert int(ts["seated_steps"]) == 1
+    assert int(ts["seated_steps"]) == 1 and float(ts["max_descent_mps"]) == pytest.approx(0.3)
     # Interrupted before 30: counter restarts, no flag.
-    ts = {"seated_steps": np.int64(29), "has_sat_down": np.bool_(False)}
+    ts = {**chair.sit_state(), "seated_steps": np.int64(29)}
     ts = task.advance(_view(env, _seated_qpos(env, lift_m=0.1)), ts, np)
     assert int(ts["seated_steps"]) == 0 and not bool(ts["has_sat_down"])
 

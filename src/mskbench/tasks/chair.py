@@ -24,6 +24,18 @@ line, ``SEATED_PELVIS_ABOVE_SEAT_M`` above the seat top (measured: the pelvis
 origin sits that high above the lowest point of the pelvis and thigh collision
 geoms in that pose). All of it is numpy constants, so step-time tests are
 analytic.
+
+The sitting state machine (``advance_sit``) sets the sticky ``has_sat_down`` flag, the Table XII
+criterion of Sit and the sit flag of WalkAndSit (our definition: the paper names the flag and the
+original's is an instantaneous distance test, which a body falling onto the seat meets). It is set
+once the pelvis origin has been over the seat at seated height, slower than 0.25 m/s, with the knees
+flexed (mean knee angle ≥ 1.2 rad) and both heels at most 0.45 m ahead of the pelvis origin, for 30
+consecutive control steps — and, on Sit, when the pelvis never moved down faster than 1.0 m/s
+before that. The last three clauses are Fig. 11(e)'s words against "stiff-legged falling" ("enforces
+active knee flexion, requires the feet to be retracted beneath the support area, and introduces a
+'soft-landing' reward to limit pelvic descent velocity"); WalkAndSit leaves the soft landing out, as
+its own reward asks for a fast descent (Fig. 13(a), ``fast_descent``). docs/tasks.md has the
+measurements that chose the thresholds.
 """
 
 from __future__ import annotations
@@ -107,20 +119,58 @@ def seated(s, xp):
 #: has_sat_down: seated and pelvis speed below this for SIT_HOLD_STEPS consecutive steps.
 SIT_SPEED_MAX_MPS = 0.25
 SIT_HOLD_STEPS = 30
+#: has_sat_down, "active knee flexion" (Fig. 11(e)): the mean knee angle at least this (rad) while seated. The
+#: seated pose has 1.6; the zero and random policies fall back onto the seat with the knees at 0.2 or less.
+SIT_KNEE_MIN_RAD = 1.2
+#: has_sat_down, "the feet retracted beneath the support area" (Fig. 11(e)): both heels (calcaneus origins) at
+#: most this far ahead (+x) of the pelvis origin while seated. The seated pose has 0.24 m (the knees 0.35 m);
+#: a stiff-legged fall onto the seat leaves them 0.79 m or more ahead.
+SIT_FEET_AHEAD_MAX_M = 0.45
+#: has_sat_down on Sit, the "soft landing" that "limits pelvic descent velocity" (Fig. 11(e)): the pelvis never
+#: moved down faster than this (m/s) before the flag. A controlled sit (a minimum-jerk descent from standing
+#: to the seat in 1.5 s) peaks at 0.45 m/s; falling onto the seat, 1.38 m/s or more.
+SIT_DESCENT_MAX_MPS = 1.0
 
 
 def sit_state() -> dict:
     """Initial task-state entries of the sitting state machine."""
-    return {"seated_steps": np.int64(0), "has_sat_down": np.bool_(False)}
+    return {"seated_steps": np.int64(0), "has_sat_down": np.bool_(False), "max_descent_mps": np.float64(0.0)}
 
 
-def advance_sit(s, ts, xp) -> dict:
-    """Update ``seated_steps`` (consecutive slow seated steps) and the sticky ``has_sat_down``."""
-    slow = xp.linalg.norm(s.vel("pelvis")) < SIT_SPEED_MAX_MPS
-    ok = xp.logical_and(seated(s, xp), slow)
+def knees_flexed(s, xp):
+    """"Active knee flexion": the mean of the left and right knee angles at least ``SIT_KNEE_MIN_RAD``."""
+    return mean_hip_knee(s, xp)[1] >= SIT_KNEE_MIN_RAD
+
+
+def feet_retracted(s, xp):
+    """"The feet retracted beneath the support area": both heels at most ``SIT_FEET_AHEAD_MAX_M`` ahead (+x, the
+    way the chair faces) of the pelvis origin."""
+    return xp.max(s.foot_pos[:, 0]) - s.pelvis_pos[0] <= SIT_FEET_AHEAD_MAX_M
+
+
+def advance_sit(s, ts, xp, soft_landing: bool = True) -> dict:
+    """Update the sitting state machine: ``max_descent_mps`` (the pelvis's fastest downward speed so far),
+    ``seated_steps`` (consecutive steps seated, slower than ``SIT_SPEED_MAX_MPS``, knees flexed and feet
+    retracted, and — with ``soft_landing`` — no descent so far faster than ``SIT_DESCENT_MAX_MPS``) and the
+    sticky ``has_sat_down`` (``SIT_HOLD_STEPS`` of them)."""
+    v = s.vel("pelvis")
+    descent = xp.maximum(ts["max_descent_mps"], -v[2])
+    slow = xp.linalg.norm(v) < SIT_SPEED_MAX_MPS
+    ok = seated(s, xp) & slow & knees_flexed(s, xp) & feet_retracted(s, xp)
+    if soft_landing:
+        ok = ok & (descent <= SIT_DESCENT_MAX_MPS)
     count = xp.where(ok, ts["seated_steps"] + 1, 0)
     return {"seated_steps": count,
-            "has_sat_down": xp.logical_or(ts["has_sat_down"], count >= SIT_HOLD_STEPS)}
+            "has_sat_down": xp.logical_or(ts["has_sat_down"], count >= SIT_HOLD_STEPS),
+            "max_descent_mps": descent}
+
+
+def sit_trace(ts, soft_landing: bool = True) -> dict:
+    """The entries of the sitting state machine that ``has_sat_down`` reads, for ``info["success_trace"]``."""
+    trace = {"has_sat_down": bool(ts["has_sat_down"]), "seated_steps": int(ts["seated_steps"])}
+    if soft_landing:
+        trace["max_descent_mps"] = float(ts["max_descent_mps"])
+    return trace
 
 
 def missed_seat(s, xp):

@@ -49,9 +49,15 @@ Choices where the paper is open:
 * "Once seated" gates the recline on the *instantaneous* ``I_seated`` (leaning
   back while standing earns nothing; standing up again stops it).
 * The fast descent bonus is the paper's ungated indicator.
-* The sit flag is Sit's ``has_sat_down``: seated (``I_seated``) with the pelvis
-  slower than 0.25 m/s for 30 consecutive steps; sticky. ``seated_steps``
-  counts the steps.
+* The sit flag is Sit's ``has_sat_down`` without its soft landing
+  (:func:`mskbench.tasks.chair.advance_sit` with ``soft_landing=False``): seated
+  (``I_seated``), the pelvis slower than 0.25 m/s, the mean knee angle at least
+  1.2 rad and both heels at most 0.45 m ahead of the pelvis origin, for 30
+  consecutive steps; sticky. ``seated_steps`` counts the steps. A sit is the
+  same posture on both tasks (the knees flexed, the feet under: Fig. 11e's
+  words against a stiff-legged fall, and the seated pose this task's
+  ``ninety_degree_pose`` rewards); the soft landing is left out because this
+  task rewards "utilizing downward inertia" (Fig. 13a, ``fast_descent``).
 * Head threshold 0.6 m (lying), knee threshold 0.15 m (kneeling), as in Sit;
   the knee test also ends an episode that sits down on the floor with the
   thighs level (the knee joints are then ~7 cm above the floor).
@@ -138,7 +144,7 @@ class WalkAndSit(Task):
 
     def advance(self, s, ts, xp):
         near = chair.native_seated(s, xp, NATIVE_XY_TOL_M, NATIVE_Z_TOL_M)
-        return {**chair.advance_sit(s, ts, xp), "sat_native": xp.logical_or(ts["sat_native"], near)}
+        return {**chair.advance_sit(s, ts, xp, soft_landing=False), "sat_native": xp.logical_or(ts["sat_native"], near)}
 
     def observation(self, s, ts, xp):
         seated = xp.where(chair.seated(s, xp), 1.0, 0.0)
@@ -170,4 +176,4 @@ class WalkAndSit(Task):
         return xp.asarray(ts["sat_native"])
 
     def success_trace(self, ts):
-        return {"has_sat_down": bool(ts["has_sat_down"]), "seated_steps": int(ts["seated_steps"])}
+        return chair.sit_trace(ts, soft_landing=False)
