@@ -65,6 +65,7 @@ def test_powerlift_initial_state_and_bar(powerlift):
     assert z_bar > view.head_pos[2] + 0.3
     assert view.joint("lumbar") == pytest.approx(-0.4)
     assert float(env.task_state["max_bar_height"]) == pytest.approx(z_bar)
+    assert int(env.task_state["steps"]) == 0 and float(env.task_state["bar_height_at_check"]) == -np.inf
     lay = env.obs_layout
     np.testing.assert_allclose(obs[lay["task/p_bar"]], d.qpos[task.bar_qpos_adr:task.bar_qpos_adr + 3]
                                - view.pelvis_pos, atol=1e-6)
@@ -145,20 +146,26 @@ def test_powerlift_rewards_on_constructed_states(powerlift):
 def test_powerlift_success_history():
     task = Powerlift()
     task.bar_qpos_adr = 0
-    ts = {"max_bar_height": np.float64(0.76)}
-    for z in (1.0, 1.62, 1.2):
+    ts = {"steps": np.int64(0), "max_bar_height": np.float64(1.82), "bar_height_at_check": np.float64(-np.inf)}
+    heights = np.full(1000, 1.7)
+    heights[[10, 898, 899, 900]] = (1.95, 1.62, 1.59, 1.65)  # the 900th step's bar is at 1.59 m
+    for i, z in enumerate(heights):
         ts = task.advance(SimpleNamespace(q=np.array([0.0, 0.0, z])), ts, np)
-    assert float(ts["max_bar_height"]) == pytest.approx(1.62)
-    assert task.success_trace(ts) == {"max_bar_height": pytest.approx(1.62)}
-    assert task.horizon == 1000 and task.success_steps == 900
-    assert task.success(ts, 900, False, np)
-    assert not task.success(ts, 899, False, np)
-    assert not task.success(ts, 900, True, np)
-    assert task.success(ts, 950, True, np)  # terminated after reaching 900 steps
-    assert task.success(ts, 1000, False, np)
-    low = {"max_bar_height": np.float64(1.599)}
-    assert not task.success(low, 900, False, np)
-    assert task.success({"max_bar_height": np.float64(1.6)}, 900, False, np)
+        if i + 1 == 899:
+            assert float(ts["bar_height_at_check"]) == -np.inf  # not checked before the 900th step
+            assert not task.success(ts, 899, False, np)
+    assert int(ts["steps"]) == 1000 and task.horizon == 1000 and task.success_steps == 900
+    assert float(ts["max_bar_height"]) == pytest.approx(1.95)  # the paper's maximum, kept for the trace
+    assert float(ts["bar_height_at_check"]) == pytest.approx(1.59)
+    assert task.success_trace(ts) == {"bar_height_at_check": pytest.approx(1.59), "max_bar_height": pytest.approx(1.95)}
+    assert not task.success(ts, 1000, False, np)  # above 1.6 m before and after, but not at the 900th step
+    held = {**ts, "bar_height_at_check": np.float64(1.6)}
+    assert task.success(held, 900, False, np)
+    assert not task.success(held, 899, False, np)
+    assert not task.success(held, 900, True, np)
+    assert task.success(held, 950, True, np)  # terminated after reaching 900 steps
+    assert task.success(held, 1000, False, np)
+    assert not task.success({**held, "bar_height_at_check": np.float64(1.599)}, 1000, False, np)
 
 
 # -- Squat ----------------------------------------------------------------------------------

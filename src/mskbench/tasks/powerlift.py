@@ -55,15 +55,22 @@ vertical velocity the paper writes). The start meets it.
 Observation: ``p_bar`` = bar centre minus pelvis origin, world axes (3);
 ``delta_p_bar`` = ``1.6 − z_bar`` (1); ``tilt`` = root tilt (Eq. 18) (1).
 Termination: ``z_pelvis < 0.7`` m (``pelvis_too_low``) or ``q_lumbar > 0.5``
-rad (``lumbar_collapse``). Success (Table XII): 900 control steps reached
-without earlier termination and a maximum bar height (recorded over the
-episode, from the initial height) ``≥ 1.6`` m. Horizon: 1,000 control steps
-of 20 ms (the original's registry and ``powerlift.xml``: 2 ms physics step,
-20 s).
+rad (``lumbar_collapse``). Success (Table XII, "reach 900 steps and attain a
+maximum dumbbell height of at least 1.6 m"): 900 control steps reached without
+terminating at or before the 900th, and the bar at least 1.6 m high *at the
+900th step* (``bar_height_at_check``, recorded by ``advance`` when its own
+step counter ``steps`` reaches ``success_steps``). Our choice: the bar starts
+overhead at ~1.82 m, as in the original, so the paper's maximum over the
+episode (``max_bar_height``, kept for the trace; the original's evaluator
+records it from the reset on: ``rl_paradigms/depRL/eval_deprl_robustness.py@d7a2891::EpisodeTracker``,
+``max_bar_z``) is at least 1.6 m in every episode and that clause could never
+fail. Horizon: 1,000 control steps of 20 ms (the original's registry and
+``powerlift.xml``: 2 ms physics step, 20 s).
 
 Options (``Powerlift.Config``): the thresholds above — ``bar_target_height_m``,
 ``bar_still_mps``, ``lumbar_target_rad``, ``hinge_lumbar_rad``,
-``pelvis_height_min_m``, ``lumbar_max_rad`` —, ``success_steps`` (900) and the
+``pelvis_height_min_m``, ``lumbar_max_rad`` —, ``success_steps`` (900: the step
+at which the bar's height is checked) and the
 bar's mass ``bar_mass_kg`` (0.05 kg; Fig. 8 also uses 5 and 10 kg).
 """
 
@@ -120,7 +127,8 @@ class Powerlift(Task):
         hinge_lumbar_rad: float = option(0.1, "hip_hinge: q_lumbar above this (rad)")
         pelvis_height_min_m: float = option(0.7, "pelvis_too_low below this pelvis height (m)")
         lumbar_max_rad: float = option(0.5, "lumbar_collapse above this q_lumbar (rad)")
-        success_steps: int = option(900, "success: this many control steps without earlier termination")
+        success_steps: int = option(900, "success: this many control steps without earlier termination, the bar at "
+                                         "least bar_target_height_m high at the last of them")
         bar_mass_kg: float = option(0.05, "mass of the bar (kg; the original's 0.05, Fig. 8 also 5 and 10)")
 
         def __post_init__(self):
@@ -152,7 +160,8 @@ class Powerlift(Task):
         pos, quat = bar_frame_from_hands(*hand_positions(ctx.forward(qpos)))
         qpos[self.bar_qpos_adr:self.bar_qpos_adr + 3] = pos
         qpos[self.bar_qpos_adr + 3:self.bar_qpos_adr + 7] = quat
-        return InitialState(qpos, np.zeros(ctx.model.nv), {"max_bar_height": np.float64(pos[2])})
+        ts = {"steps": np.int64(0), "max_bar_height": np.float64(pos[2]), "bar_height_at_check": np.float64(-np.inf)}
+        return InitialState(qpos, np.zeros(ctx.model.nv), ts)
 
     # -- step-time -------------------------------------------------------------------
     def _bar_z(self, s):
@@ -162,7 +171,10 @@ class Powerlift(Task):
         return s.qdot[self.bar_dof_adr + 2]
 
     def advance(self, s, ts, xp):
-        return {"max_bar_height": xp.maximum(ts["max_bar_height"], self._bar_z(s))}
+        steps = ts["steps"] + 1
+        z = self._bar_z(s)
+        return {"steps": steps, "max_bar_height": xp.maximum(ts["max_bar_height"], z),
+                "bar_height_at_check": xp.where(steps == self.success_steps, z, ts["bar_height_at_check"])}
 
     def observation(self, s, ts, xp):
         p_bar = s.q[self.bar_qpos_adr:self.bar_qpos_adr + 3]
@@ -199,10 +211,10 @@ class Powerlift(Task):
         # "Reach 900 steps": the 900th step reached without terminating at or before it.
         reached = xp.logical_and(steps >= self.success_steps,
                                  xp.logical_or(xp.logical_not(terminated), steps > self.success_steps))
-        return xp.logical_and(reached, ts["max_bar_height"] >= self.bar_target_height_m)
+        return xp.logical_and(reached, ts["bar_height_at_check"] >= self.bar_target_height_m)
 
     def solved_native(self, s, ts, steps, xp):
         return self._held(s, xp)
 
     def success_trace(self, ts):
-        return {"max_bar_height": float(ts["max_bar_height"])}
+        return {"bar_height_at_check": float(ts["bar_height_at_check"]), "max_bar_height": float(ts["max_bar_height"])}
