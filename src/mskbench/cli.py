@@ -2,6 +2,7 @@
 
     mskbench tasks
     mskbench run TASK|all --policy zero|passive|random --episodes N --seed S
+    mskbench record TASK --policy expert --episodes N --seed S --out demos.npz [--evalkit rollout.npz]
     mskbench eval --task T|all --policy P --episodes 50 --store results.db
     mskbench sweep --task T|all --policy P --episodes 50 --workers 2
     mskbench calibrate --task all --policies zero,passive,random --episodes 50 --workers 2 --json out.json
@@ -199,6 +200,60 @@ def run_cmd(task: str, policy_name: str, episodes: int, seed: int, as_json: bool
         table.add_row(f"[bold]{name}[/bold]", "mean", "", f"{mean_ret:.2f}", f"{mean_len:.1f}",
                       f"SR {sr:.0f}%", "", end_section=True)
     _print_table(table, console)
+
+
+@main.command("record")
+@click.argument("task")
+@click.option("--policy", "policy_spec", required=True,
+              help="expert or hold (privileged built-ins, on the tasks they serve), zero, passive, random, a "
+                   "checkpoint (.npz or run directory) or 'package.module:factory'.")
+@click.option("--episodes", type=click.IntRange(min=1), default=1, show_default=True)
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="Episode i uses seed+i.")
+@click.option("--out", type=click.Path(path_type=Path), required=True,
+              help="The demonstrations file to write (.npz; layout in docs/controllers.md, Demonstrations).")
+@click.option("--evalkit", "evalkit_path", type=click.Path(path_type=Path), default=None,
+              help="Also write the rollout archive mm-evalkit reads (.npz; Walk and Run).")
+@click.option("--max-steps", type=click.IntRange(min=1), default=None,
+              help="End each episode after this many control steps (termination step_limit).")
+@click.option("--force", "--overwrite", "force", is_flag=True,
+              help="Replace OUT (and the --evalkit file) if it exists.")
+def record_cmd(task, policy_spec, episodes, seed, out, evalkit_path, max_steps, force):
+    """Record episodes of a policy on TASK, every control step, to OUT: observation, action, excitation,
+    activation, qpos, qvel, touch, reward and its terms, and per episode its seed, length, termination and
+    success (the protocol's episodes: episode i is reset with seed S+i).
+
+    The training-free expert serves Stand, Powerlift, SingleLegStand, Sit, Balance, Squat and Reach.
+    """
+    from mskbench.eval.demos import record_demos
+
+    names = task_list(task)
+    if len(names) != 1:
+        raise click.BadParameter("record takes one task", param_hint="TASK")
+    console = make_console()
+    with progress_bar(console) as progress:
+        rows = {}
+
+        def report(episode: int, step: int) -> None:
+            if episode not in rows:
+                rows[episode] = progress.add_task(f"{names[0]} ({policy_spec}) episode {episode}", total=None)
+            progress.update(rows[episode], completed=step)
+
+        try:
+            summary = record_demos(names[0], policy_spec, episodes, seed, out, evalkit_path=evalkit_path,
+                                   max_steps=max_steps, overwrite=force, progress=report)
+        except FileExistsError as exc:
+            raise click.UsageError(str(exc)) from None
+        except ValueError as exc:
+            raise click.UsageError(str(exc)) from None
+    table = Table(title=f"{summary.task}, policy '{policy_spec}', seeds {seed}..{seed + episodes - 1}")
+    for col in ("episode", "seed", "return", "length", "success", "termination"):
+        table.add_column(col, justify="left" if col in ("success", "termination") else "right")
+    for i, r in enumerate(summary.episodes):
+        table.add_row(str(i), str(r.seed), f"{r.episode_return:.2f}", str(r.length), "yes" if r.success else "no",
+                      r.termination)
+    _print_table(table, console)
+    click.echo(f"wrote {summary.n_steps} steps of {len(summary.episodes)} episodes to {summary.path}"
+               + (f" and the mm-evalkit rollout to {summary.evalkit_path}" if summary.evalkit_path else ""))
 
 
 DEFAULT_STORE = "mskbench-results.db"
