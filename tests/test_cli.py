@@ -44,7 +44,7 @@ def test_tasks_options_lists_a_tasks_options_and_python_m_works():
     assert bad.exit_code == 2 and "--options" in bad.output and "valid tasks" in bad.output
     out = subprocess.run([sys.executable, "-m", "mskbench", "tasks", "--options", "Stand", "--json"],
                          capture_output=True, text=True, check=True).stdout
-    assert set(json.loads(out)) == {"com_height_min_m", "tilt_max_rad"}
+    assert set(json.loads(out)) == {"com_height_min_m", "tilt_max_rad", "init_noise"}
 
 
 def test_run_prints_reproducible_episode_records():
