@@ -210,11 +210,11 @@ def test_expert_stand_episode_succeeds():
 def test_a_task_without_expert_behaviour_is_a_one_line_error():
     from mskbench.control import EXPERT_BEHAVIOURS, make_controller, serves
 
-    env = MSKEnv("Walk")
-    with pytest.raises(ValueError, match="no behaviour for Walk; it serves Stand, ") as err:
+    env = MSKEnv("Run")
+    with pytest.raises(ValueError, match="no behaviour for Run; it serves Stand, ") as err:
         make_controller("expert", env)
     assert "\n" not in str(err.value) and all(t in str(err.value) for t in EXPERT_BEHAVIOURS)
-    assert serves("hold", "Walk") and not serves("expert", "walk forward") and serves("expert", "singlestand")
+    assert serves("hold", "Run") and not serves("expert", "MSKBenchRun-v0") and serves("expert", "singlestand")
     with pytest.raises(ValueError, match="privileged built-in policies: hold, expert"):
         make_controller("genius", env)
 
@@ -240,8 +240,8 @@ def test_cli_names_the_tasks_the_expert_serves():
 
     from mskbench.cli import main
 
-    result = CliRunner().invoke(main, ["run", "Walk", "--policy", "expert", "--episodes", "1"])
+    result = CliRunner().invoke(main, ["run", "Run", "--policy", "expert", "--episodes", "1"])
     assert result.exit_code != 0
     lines = [line for line in result.output.splitlines() if line.strip()]
-    assert lines[-1].startswith("Error: the expert has no behaviour for Walk; it serves Stand")
+    assert lines[-1].startswith("Error: the expert has no behaviour for Run; it serves Stand")
     assert "Traceback" not in result.output

@@ -370,3 +370,58 @@ class Sit(Standing):
         t = Targets(posture=posture, orientations={self.chest: self.orient[self.chest]}, supports=self.supports(ctx))
         t.points.append(PointTask(self.pelvis_body, np.zeros(3), target, vel, kp=50.0))
         return t
+
+
+class Walk(Standing):
+    """Walk, as far as it goes: the joints track the task's own reference gait at the coming phase, the
+    centre of mass follows a reference moving forward at the target speed by the capture-point law over
+    whichever foot is on the floor, and the swing hip's flexion is corrected by the capture point's lead
+    (foot placement: step further when ahead of the reference, shorter when behind). Supports: the feet
+    touching the floor."""
+
+    tasks = ("Walk",)
+    beyond_support = 1.0
+    placement_gain = 0.5  # rad of swing-hip flexion per m of capture-point lead
+
+    def reset(self, ctx: Context) -> None:
+        super().reset(ctx)
+        self.ref = ctx.task.reference
+        self.speed = float(ctx.task.target_speed_mps)
+        self.x0 = ctx.start_com.copy()
+        h = ctx.env.handles
+        m = ctx.qp.m
+        self.hip = {side: int(m.jnt_qposadr[mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_JOINT, f"hip_flexion_{side}")])
+                    for side in ("l", "r")}
+        self.foot_of = {"l": (ctx.body("foot_l"), ctx.body("toes_l")), "r": (ctx.body("foot_r"), ctx.body("toes_r"))}
+        self.joint_qpos = np.asarray(h.joint_qpos)
+        self.joint_dof = np.asarray(h.joint_dof)
+
+    def supports(self, ctx: Context) -> dict[int, int]:
+        touching = ctx.qp.contacts_with(set(self.support_bodies))
+        return {b: g for b, g in touching.items()}
+
+    def targets(self, ctx: Context) -> Targets:
+        from mskbench.control.balance import GRAVITY
+
+        d = ctx.d
+        phase = (float(ctx.task_state["phase"]) + ctx.control_dt_s / ctx.task.period_s) % 1.0
+        t_s = (ctx.step + 1) * ctx.control_dt_s
+        posture = d.qpos.copy()
+        posture[self.joint_qpos] = self.ref.q_ref(phase)
+        vel = np.zeros(ctx.qp.nv)
+        vel[self.joint_dof] = self.ref.qdot_ref(phase)
+        ref = self.x0.copy()
+        ref[0] += self.speed * t_s
+        com, cv = ctx.qp.com()
+        omega = np.sqrt(GRAVITY / max(float(com[2]), 0.3))
+        lead = (com[0] + cv[0] / omega) - (ref[0] + self.speed / omega)
+        supports = self.supports(ctx)
+        for side, bodies in self.foot_of.items():
+            if not any(b in supports for b in bodies):  # the swing leg: place the foot by the capture point
+                posture[self.hip[side]] += self.placement_gain * lead
+        pts = ctx.qp.support_points(supports)
+        xy = np.array([p[1][:2] for p in pts]) if pts else np.zeros((0, 2))
+        acc, _ = com_acceleration(com, cv, ref, xy, k_capture=self.capture_gain, kp_z=self.com_height_kp,
+                                  ref_vel=np.array([self.speed, 0.0, 0.0]), beyond=self.beyond_support)
+        return Targets(posture=posture, posture_vel=vel, posture_kp=200.0, com_acc=acc,
+                       orientations=dict(self.orient), supports=supports, level=self.feet & frozenset(supports))

@@ -12,7 +12,7 @@ from mskbench.control.expert import Behaviour, ExpertPolicy
 
 #: The expert's behaviour per task id.
 EXPERT_BEHAVIOURS: dict[str, type[Behaviour]] = {
-    cls.tasks[0]: cls for cls in (B.Stand, B.Powerlift, B.SingleLegStand, B.Sit, B.Balance, B.Squat, B.Reach)
+    cls.tasks[0]: cls for cls in (B.Stand, B.Powerlift, B.SingleLegStand, B.Sit, B.Balance, B.Squat, B.Reach, B.Walk)
 }
 #: The privileged built-in policies, by name.
 CONTROLLERS = ("hold", "expert")
