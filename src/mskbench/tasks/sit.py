@@ -65,7 +65,7 @@ Choices where the paper is open:
   limits "pelvic descent velocity"; ``max_descent_mps`` keeps its fastest descent). Fig. 11e names
   these against "stiff-legged falling": with the original's start the zero and random policies
   fall back onto the seat with straight legs (knees ≤ 0.2 rad, heels ≥ 0.79 m ahead), the passive
-  one collapses onto it at 2.7 m/s.
+  one collapses onto it at 2.8 m/s.
 * Placement: the original's distance from its target point, measured from ours (the two chairs
   differ: see docs/tasks.md).
 
@@ -123,7 +123,7 @@ class Sit(Task):
                      "msk_bench/envs/msk/benchmark/msk_bench_v0.py@a68b6ce::MSKBenchSitEnvV0.get_reward_dict")
     native_degenerate = ("an instantaneous position test with no speed or posture: with the original's start the "
                          "passive policy's legs buckle and its pelvis drops onto the seat through the target region "
-                         "at ~2.7 m/s, raising the signal at step 36-38 in 20 of 20 episodes (docs/tasks.md, Sit)")
+                         "at ~2.8 m/s, raising the signal at step 36-38 in 20 of 20 episodes (docs/tasks.md, Sit)")
     reward_weights = {
         "chair_approach": 10.0,
         "contact_docking": 30.0,
