@@ -217,4 +217,6 @@ class Powerlift(Task):
         return self._held(s, xp)
 
     def success_trace(self, ts):
-        return {"bar_height_at_check": float(ts["bar_height_at_check"]), "max_bar_height": float(ts["max_bar_height"])}
+        at_check = float(ts["bar_height_at_check"])  # -inf until the 900th step: not yet measured
+        return {"bar_height_at_check": at_check if np.isfinite(at_check) else None,
+                "max_bar_height": float(ts["max_bar_height"])}
