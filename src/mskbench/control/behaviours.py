@@ -346,6 +346,8 @@ class Sit(Standing):
 
     tasks = ("Sit",)
     descent_s = 1.5
+    #: Heels drawn to this far ahead of the pelvis once seated (None: left where they are).
+    tuck_m: float | None = 0.25
     seated = {"hip_flexion_l": 1.5, "hip_flexion_r": 1.5, "knee_angle_l": 1.6, "knee_angle_r": 1.6}
 
     def reset(self, ctx: Context) -> None:
@@ -357,6 +359,7 @@ class Sit(Standing):
                          if (mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_GEOM, g) or "").endswith("_chair_seat"))
         self.pelvis_body = ctx.body("pelvis")
         self.seat_bodies = [self.pelvis_body] + [ctx.body(n) for n in ("femur_l", "femur_r")]
+        self.heels = [ctx.body("foot_l"), ctx.body("foot_r")]
         self.p0 = ctx.d.xpos[self.pelvis_body].copy()
         self.p1 = np.asarray(chair.SEAT_TARGET, float)
         self.q0 = self.posture.copy()
@@ -375,8 +378,19 @@ class Sit(Standing):
         posture = self.q0 + blend * (self.q1 - self.q0)
         target = self.p0 + blend * (self.p1 - self.p0)
         vel = dblend * (self.p1 - self.p0)
-        t = Targets(posture=posture, orientations={self.chest: self.orient[self.chest]}, supports=self.supports(ctx))
+        supports = self.supports(ctx)
+        t = Targets(posture=posture, orientations={self.chest: self.orient[self.chest]}, supports=supports)
         t.points.append(PointTask(self.pelvis_body, np.zeros(3), target, vel, kp=50.0))
+        seated = any(b in ctx.qp.contacts_with() for b in self.seat_bodies)
+        if s >= 1.0 and seated and self.tuck_m is not None:
+            # on the seat: the feet are let go and drawn in under the knees (a foot that slid out is brought back)
+            pelvis_x = ctx.d.xpos[self.pelvis_body][0]
+            for heel in self.heels:
+                if ctx.d.xpos[heel][0] - pelvis_x < self.tuck_m + 0.1:
+                    continue  # this foot is in: it stays a support
+                t.supports.pop(heel, None)
+                t.points.append(PointTask(heel, np.zeros(3), np.array([pelvis_x + self.tuck_m, 0.0, 0.0]),
+                                          kp=20.0, axes=(0,)))
         return t
 
 
