@@ -10,6 +10,7 @@ import pytest
 from mskbench.body import MOUSE_FORELIMB, MYOFULLBODY, Body
 from mskbench.body.base import BodyHandles, JointCouplings, default_qpos, place_on_ground, set_pose
 from mskbench.body.myofullbody import BODY_NAMES, JOINT_NAMES, N_MUSCLES, TOUCH_SENSORS, build_model, yaw_quat
+from mskbench.envs import MSKEnv
 
 
 @pytest.fixture
@@ -182,9 +183,12 @@ def test_place_on_ground_unknown_floor(model, handles):
 
 
 # -- facing -------------------------------------------------------------------------
-def test_body_faces_plus_x(stand_env):
-    stand_env.reset(seed=0)
-    view = stand_env.sim.view()
+def test_body_faces_plus_x():
+    # The nominal start: Stand's per-episode noise (root quaternion and joints, sigma 0.005) turns the
+    # pelvis by up to a few hundredths of a radian, which is the start distribution, not the body's facing.
+    env = MSKEnv("Stand", task_kwargs={"init_noise": 0.0})
+    env.reset(seed=0)
+    view = env.sim.view()
     np.testing.assert_allclose(view.u_fwd, [1.0, 0.0, 0.0], atol=1e-2)
     assert abs(view.yaw) < 1e-2
     np.testing.assert_allclose(view.u_chest, [1.0, 0.0, 0.0], atol=0.2)
@@ -192,6 +196,7 @@ def test_body_faces_plus_x(stand_env):
     assert view.pos("hand_l")[1] > view.pos("hand_r")[1]
     assert view.head_pos[2] > view.pelvis_pos[2] > view.knee_heights.max() > view.foot_heights.max()
     assert view.tilt == pytest.approx(0.0, abs=1e-9)
+    env.close()
 
 
 def test_yaw_quat():

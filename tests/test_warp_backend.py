@@ -226,15 +226,17 @@ def _scene_parity():
 @pytest.mark.parametrize("task,obs_tol,reward_tol", [
     # These scenes run the original's 2 ms physics step (20 ms control steps): float32 velocity
     # differences integrate over twice the simulated time of a 1 ms scene in the same 3 control steps.
-    # Measured (benchmarks/warp_scene_parity.py --steps 3): Catch 2.7e-4, OpenDoor 3.2e-3, Balance 6.7e-4,
-    # Slide 5.3e-3 (all in qvel); the tolerances leave about 1.5x.
-    ("Catch", 2e-3, 1e-4), ("OpenDoor", 5e-3, 1e-4), ("Balance", 1e-2, 1e-4), ("Slide", 8e-3, 1e-4),
+    # Measured (benchmarks/warp_scene_parity.py --steps 3, per-episode starts): Catch 2.7e-4, OpenDoor 4.5e-3,
+    # Balance 2.6e-2, Slide 1.4e-3 (all in qvel); the tolerances leave about 1.5x. Balance's start carries the
+    # original's velocity noise, so the board meets the ball moving; its largest difference is at step 2 and
+    # does not grow by step 6.
+    ("Catch", 2e-3, 1e-4), ("OpenDoor", 8e-3, 1e-4), ("Balance", 4e-2, 1e-4), ("Slide", 8e-3, 1e-4),
     # The body hangs from its wrists: float32 differences in the wrist joints grow within a control step,
     # and the reward's finite-difference pelvis acceleration (weight 40) amplifies them. At 1 ms they stayed
     # under 3e-2 (obs) and 3e-3 (reward, relative); at the original's 2 ms they reach 8.0e-2 and 8.4e-3
-    # (measured). With the hand sites on the welded metacarpal (a MuJoCo Warp sparse-path difference) it
-    # was 0.17 at 1 ms.
-    ("ChinUp", 1.2e-1, 1.3e-2),
+    # (measured), from the per-episode noisy start 0.131 and 8.2e-3 (largest at step 2, not growing by step 6).
+    # With the hand sites on the welded metacarpal (a MuJoCo Warp sparse-path difference) it was 0.17 at 1 ms.
+    ("ChinUp", 1.8e-1, 1.3e-2),
 ])
 def test_task_scenes_with_props_follow_the_mujoco_c_backend_on_warp(task, obs_tol, reward_tol):
     """Props of every kind on MuJoCo Warp: a free box thrown (Catch), a hinged door and wall boxes

@@ -129,10 +129,14 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
 from mskbench.eval.episodes import GAIT_TASKS, NONPHYSICAL_TERMINATIONS, EpisodeResult, run_episode
+
+if TYPE_CHECKING:
+    from mskbench.envs import MSKEnv
 
 FORMAT = "mskbench-demos"
 FORMAT_VERSION = 1
@@ -421,7 +425,8 @@ def record_demos(task: str, policy: str, episodes: int, seed: int, out_path, *, 
         results = []
         for i, s in enumerate(seeds):
             hook = None if progress is None else (lambda e, i=i: progress(i, e.steps))
-            results.append(run_episode(recorder, pol, s, on_step=hook))
+            # _Recorder stands in for the MSKEnv it wraps (every attribute it does not record passes through).
+            results.append(run_episode(cast("MSKEnv", recorder), pol, s, on_step=hook))
         demos = _demo_arrays(env, recorder, results, name, policy, seed, max_steps)
         _write_npz(out_path, demos, overwrite)
         if evalkit_path is not None:

@@ -168,7 +168,8 @@ def advance_sit(s, ts, xp, soft_landing: bool = True) -> dict:
 
 def sit_trace(ts, soft_landing: bool = True) -> dict:
     """The entries of the sitting state machine that ``has_sat_down`` reads, for ``info["success_trace"]``."""
-    trace = {"has_sat_down": bool(ts["has_sat_down"]), "seated_steps": int(ts["seated_steps"])}
+    trace: dict[str, bool | int | float] = {"has_sat_down": bool(ts["has_sat_down"]),
+                                            "seated_steps": int(ts["seated_steps"])}
     if soft_landing:
         trace["max_descent_mps"] = float(ts["max_descent_mps"])
     return trace
