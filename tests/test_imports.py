@@ -20,7 +20,7 @@ PKG = "mskbench"
 
 #: Module (or package prefix) -> layer; the longest matching prefix decides.
 LAYERS = {
-    "mskbench.catalog": 0, "mskbench._jax": 0, "mskbench.metrics": 0,
+    "mskbench.catalog": 0, "mskbench._jax": 0, "mskbench._version": 0, "mskbench.metrics": 0,
     "mskbench.body": 1, "mskbench.mouse": 1,  # the mouse slice's data: clips, registration, replay, synthesis
     "mskbench.sim": 2,
     "mskbench.tasks": 3, "mskbench.mouse.imitation": 3,

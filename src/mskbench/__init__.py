@@ -17,9 +17,8 @@ from typing import Any
 
 from gymnasium.envs.registration import register, registry
 
+from mskbench._version import __version__
 from mskbench.catalog import ORIGINAL_NAMES, SUITE, TASKS
-
-__version__ = "0.1.0"
 
 #: The 22 suite task ids, in the paper's order (:data:`mskbench.catalog.SUITE`).
 TASK_IDS = tuple(SUITE)

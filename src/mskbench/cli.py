@@ -544,7 +544,7 @@ def calibrate_cmd(task, policies, episodes, seed, workers, executor, address, st
     """
     from collections import Counter
 
-    from mskbench import __version__
+    from mskbench._version import __version__
     from mskbench.eval import calibration as cal
     from mskbench.eval.executors import check_executor
     from mskbench.eval.store import ResultsStore, StoreError

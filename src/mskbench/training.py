@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple, Protocol
 
-from mskbench import __version__
+from mskbench._version import __version__
 from mskbench._jax import require_jax
 from mskbench.agents import algorithm
 from mskbench.agents.checkpoint import BestCheckpoint

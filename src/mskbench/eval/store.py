@@ -186,7 +186,7 @@ class ResultsStore:
     # -- writing ----------------------------------------------------------------------
     def write(self, record: dict) -> bool:
         """Write one unit's record atomically; False if that unit is already stored."""
-        from mskbench import __version__
+        from mskbench._version import __version__
 
         row = dict(record)
         missing = [c for c in KEY_COLUMNS + ("success", "episode_return", "length", "termination") if c not in row]

@@ -437,7 +437,7 @@ class DirectSession:
         """Reset ``task`` with ``seed``, write the metadata and observation 0, and pause."""
         import mujoco
 
-        from mskbench import __version__
+        from mskbench._version import __version__
         from mskbench.envs.cpu_env import MSKEnv
         from mskbench.tasks import make_task
 

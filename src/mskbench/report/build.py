@@ -207,7 +207,7 @@ def _add_episode_stats(store: dict[str, Any]) -> None:
 
 
 def _meta_html(options: ReportOptions, store: dict[str, Any], runs: dict[str, Any]) -> str:
-    from mskbench import __version__
+    from mskbench._version import __version__
 
     parts = [f"mskbench {esc(__version__)}",
              f"built {esc(datetime.now(timezone.utc).strftime('%Y-%m-%d %H:%M UTC'))}"]
