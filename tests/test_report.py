@@ -227,14 +227,13 @@ def test_bad_arguments_are_one_line_errors(tmp_path):
     assert "Traceback" not in broken.output
 
 
-def test_the_cli_imports_no_matplotlib_and_the_report_knows_the_gait_tasks():
+def test_the_cli_imports_no_matplotlib_and_the_gait_tasks_are_tagged_in_the_catalog():
     code = "import sys, mskbench.cli; print('matplotlib' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
     assert out == "False"
-    from mskbench.eval.episodes import GAIT_TASKS
-    from mskbench.report.data import GAIT_TASKS as REPORT_GAIT_TASKS
+    from mskbench.catalog import task_ids
 
-    assert REPORT_GAIT_TASKS == GAIT_TASKS
+    assert task_ids(gait=True) == ["Walk", "Run", "Stairs"]  # what the EMG metric, the report and record read
 
 
 def test_emg_and_shaded_learning_curves_from_data_the_small_store_lacks(tmp_path):

@@ -1,17 +1,21 @@
-"""The task catalog: every task id, its family and where its class lives. No simulator imports.
+"""The task catalog: every task id, its tags and where its class lives. No simulator imports.
 
 The 22 tasks of the MSK-Bench suite (paper Tables VI–VIII) come first, in the
-paper's order, tagged by family as dm_control tags its suites. Results
-(published numbers, other codebases) are read, validated and grouped against
+paper's order. Every task carries tags, as dm_control tags its suites
+(:class:`TaskEntry`): its ``family``, whether its episodes are ``gait`` cycles
+(an EMG-envelope reference applies), the ``study`` it belongs to and the
+``body`` it runs on; :func:`task_ids` selects by them. Results (published
+numbers, other codebases) are read, validated and grouped against
 :data:`SUITE` without loading MuJoCo; :mod:`mskbench.tasks` imports a task's
-class from :data:`TASKS` only when the task is made, and Gymnasium ids
-(``mskbench/<id>-v0``) are registered from it at ``import mskbench``.
+class from :data:`TASKS` only when the task is made (and checks its family and
+body against the tags), and Gymnasium ids (``mskbench/<id>-v0``) are
+registered from it at ``import mskbench``.
 
-Tasks outside the suite (``family`` not in :data:`FAMILIES`) run on the same
-stack but are not part of Table II: the mouse-forelimb reaching imitation of
-Leonardis et al. (2025); the motion-tracking prior (``Track*``, family
+Tasks outside the suite (study other than ``suite``) run on the same stack but
+are not part of Table II: the mouse-forelimb reaching imitation of Leonardis et
+al. (2025; study ``mouse``); the motion-tracking prior (``Track*``, family
 ``imitation``) and the residual adaptation over it (``Residual*``, family
-``residual``; Sec. III, App. A-J).
+``residual``), both of study ``residual`` (Sec. III, App. A-J).
 """
 
 from __future__ import annotations
@@ -22,16 +26,32 @@ from typing import NamedTuple
 FAMILIES = ("stabilization", "locomotion", "interaction")
 
 
+#: The studies tasks belong to: the MSK-Bench suite, the imitation prior with residual adaptation
+#: (App. A-J), the mouse-forelimb reaching imitation (Leonardis et al. 2025).
+STUDIES = ("suite", "residual", "mouse")
+#: Gait tasks: their episodes are walking or running cycles, which an EMG-envelope reference
+#: (Eq. 14) and mm-evalkit's gait metrics score.
+GAIT = ("Walk", "Run", "Stairs")
+
+
 class TaskEntry(NamedTuple):
+    """A task's tags and where its class lives."""
+
     family: str
     #: ``module:Class`` of the task.
     path: str
+    #: The study it belongs to (:data:`STUDIES`).
+    study: str = "suite"
+    #: Its episodes are gait cycles (:data:`GAIT`).
+    gait: bool = False
+    #: The body it runs on (:attr:`mskbench.body.Body.name`).
+    body: str = "myofullbody"
 
 
 def _suite(family: str, *names: str) -> dict[str, TaskEntry]:
     modules = {"SingleLegStand": "single_leg_stand", "WalkTurn": "walk_turn", "StepStones": "step_stones",
                "OpenDoor": "open_door", "WalkAndSit": "walk_and_sit", "ChinUp": "chin_up", "PoleWalk": "pole_walk"}
-    return {n: TaskEntry(family, f"mskbench.tasks.{modules.get(n, n.lower())}:{n}") for n in names}
+    return {n: TaskEntry(family, f"mskbench.tasks.{modules.get(n, n.lower())}:{n}", gait=n in GAIT) for n in names}
 
 
 #: Every task id, in catalog order: the suite in the paper's order, then the other tasks.
@@ -40,15 +60,26 @@ TASKS: dict[str, TaskEntry] = {
     **_suite("locomotion", "Walk", "Crawl", "Run", "Jump", "WalkTurn", "Sidestep"),
     **_suite("interaction", "Stairs", "Hurdle", "StepStones", "Slide", "OpenDoor", "Reach", "WalkAndSit", "ChinUp",
              "Catch", "PoleWalk"),
-    "MouseImitation": TaskEntry("imitation", "mskbench.mouse.imitation:MouseImitation"),
+    "MouseImitation": TaskEntry("imitation", "mskbench.mouse.imitation:MouseImitation", study="mouse",
+                                body="mouse_forelimb"),
     # The imitation prior (motion tracking) and residual adaptation over it (Sec. III, App. A-J).
-    **{n: TaskEntry("imitation", f"mskbench.tasks.tracking:{n}") for n in ("TrackWalk", "TrackRun", "TrackStairs")},
-    **{n: TaskEntry("residual", f"mskbench.tasks.residual:{n}")
+    **{n: TaskEntry("imitation", f"mskbench.tasks.tracking:{n}", study="residual")
+       for n in ("TrackWalk", "TrackRun", "TrackStairs")},
+    **{n: TaskEntry("residual", f"mskbench.tasks.residual:{n}", study="residual")
        for n in ("ResidualWalk", "ResidualRun", "ResidualStairs")},
 }
 
 #: The 22 suite task ids and their families, in the paper's order.
-SUITE: dict[str, str] = {name: e.family for name, e in TASKS.items() if e.family in FAMILIES}
+SUITE: dict[str, str] = {name: e.family for name, e in TASKS.items() if e.study == "suite"}
+
+
+def task_ids(*, family: str | None = None, study: str | None = None, gait: bool | None = None,
+             body: str | None = None) -> list[str]:
+    """The ids of the tasks with every tag given, in catalog order (``task_ids(gait=True)``: Walk, Run,
+    Stairs; ``task_ids(family="residual")``: the residual tasks)."""
+    wanted = {"family": family, "study": study, "gait": gait, "body": body}
+    return [n for n, e in TASKS.items()
+            if all(value is None or getattr(e, tag) == value for tag, value in wanted.items())]
 
 
 #: Other names of suite tasks, as users already have them: the authors' original code's ids

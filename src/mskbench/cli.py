@@ -315,9 +315,9 @@ def _select_tasks(task: str, family: str | None) -> list[str]:
         names = task_list(task)
     except click.BadParameter as exc:
         raise click.BadParameter(exc.message, param_hint="--task") from None
-    from mskbench.catalog import TASKS
+    from mskbench.catalog import task_ids
 
-    residual = [n for n in names if TASKS[n].family == "residual"]
+    residual = [n for n in names if n in task_ids(family="residual")]
     if residual:  # the protocol would run the residual action alone, on a default base
         raise click.BadParameter(f"{', '.join(residual)}: a residual run acts through its base policy, which the "
                                  "protocol does not compose; evaluate it with mskbench.agents.residual."
@@ -837,16 +837,16 @@ def train_cmd(task, algo, out_dir, steps, backend, impl, num_envs, rollout, hidd
 
 def _residual_base(task, base, tuner):
     """``train --base``: the residual wrapper and the task option ``base`` (None, None without it)."""
-    from mskbench.catalog import TASKS
+    from mskbench.catalog import task_ids
 
-    residual_task = TASKS[task].family == "residual"
+    residual_task = task in task_ids(family="residual")
     if base is None:
         if residual_task:
             raise click.BadParameter(f"{task} trains a residual over a frozen base policy: give --base RUN",
                                      param_hint="--base")
         return None, None
     if not residual_task:
-        names = ", ".join(n for n, e in TASKS.items() if e.family == "residual")
+        names = ", ".join(task_ids(family="residual"))
         raise click.BadParameter(f"--base is for the residual tasks ({names}), not {task}", param_hint="--base")
     if tuner is not None:
         raise click.BadParameter("--base and --agentic cannot be combined", param_hint="--base")

@@ -39,11 +39,10 @@ from typing import Any
 
 import numpy as np
 
+from mskbench.catalog import task_ids
 from mskbench.envs.vector import checked_actions
 from mskbench.tasks.residual import resolve_base
 
-#: The residual tasks (their periodic evaluation is :func:`residual_evaluation`).
-RESIDUAL_TASKS = ("ResidualWalk", "ResidualRun", "ResidualStairs")
 FORMULA = "clip(a_base + alpha * clip(a_res, -1, 1), -1, 1)"
 
 
@@ -68,7 +67,7 @@ class ResidualMap:
         for block in ("task/base_action", "task/foot_contact"):
             if block not in layout:
                 raise ValueError(f"{task.name} is not a residual task: its observation has no {block!r} block "
-                                 f"(residual tasks: {', '.join(RESIDUAL_TASKS)})")
+                                 f"(residual tasks: {', '.join(task_ids(family='residual'))})")
         self.task = task
         self.base = layout["task/base_action"]
         self.contact = layout["task/foot_contact"]
@@ -240,6 +239,7 @@ def train_residual(task: str, base: str, **kwargs: Any):
     options = dict(kwargs.pop("task_options", None) or {})
     options["base"] = resolve_base(base)
     name = resolve_name(task)
-    if name not in RESIDUAL_TASKS:
-        raise ValueError(f"{task!r} is not a residual task; residual tasks: {', '.join(RESIDUAL_TASKS)}")
+    residual = task_ids(family="residual")
+    if name not in residual:
+        raise ValueError(f"{task!r} is not a residual task; residual tasks: {', '.join(residual)}")
     return train(name, task_options=options, env_wrapper=ResidualWrapper(), **kwargs)

@@ -133,7 +133,8 @@ from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
-from mskbench.eval.episodes import GAIT_TASKS, NONPHYSICAL_TERMINATIONS, EpisodeResult, run_episode
+from mskbench.catalog import task_ids
+from mskbench.eval.episodes import NONPHYSICAL_TERMINATIONS, EpisodeResult, run_episode
 
 if TYPE_CHECKING:
     from mskbench.envs import MSKEnv
@@ -174,10 +175,10 @@ def _checked_out(path, overwrite: bool, what: str) -> Path:
 
 
 def _check_task(task: str) -> str:
-    from mskbench.catalog import TASKS, task_id
+    from mskbench.catalog import task_id
 
     name = task_id(task)  # unknown: a ValueError naming the valid tasks
-    if TASKS[name].family == "residual":
+    if name in task_ids(family="residual"):
         raise ValueError(f"{name}: a residual task acts through its base policy, which a recording does not "
                          "compose; record its base task, or evaluate it with mskbench.agents.residual "
                          "(docs/residual.md)")
@@ -204,7 +205,7 @@ def evalkit_tasks() -> tuple[str, ...]:
     from mskbench.tasks import make_task
 
     out = []
-    for name in GAIT_TASKS:
+    for name in task_ids(gait=True):
         dt, skip = control_timing(make_task(name), None)
         if np.isclose(dt * skip, EVALKIT_DT_S):
             out.append(name)
@@ -416,7 +417,7 @@ def record_demos(task: str, policy: str, episodes: int, seed: int, out_path, *, 
         allowed = evalkit_tasks()
         if name not in allowed:
             why = (f"{name} steps every 0.02 s and mm-evalkit reads rollouts at dt = {EVALKIT_DT_S} s"
-                   if name in GAIT_TASKS else f"mm-evalkit scores gait cycles, and {name} is not a gait task")
+                   if name in task_ids(gait=True) else f"mm-evalkit scores gait cycles, and {name} is not a gait task")
             raise ValueError(f"no mm-evalkit rollout for {name}: {why}; it applies to {', '.join(allowed)}")
     env = MSKEnv(name)
     try:

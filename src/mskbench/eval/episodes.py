@@ -49,13 +49,12 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
+from mskbench.catalog import task_ids
 from mskbench.envs.cpu_env import CONTACT_OVERFLOW, PHYSICS_UNSTABLE, MSKEnv
 from mskbench.metrics import activation_cost, joint_smoothness, recruitment
 from mskbench.policies import FullPolicy, Policy, as_policy
 from mskbench.tasks.base import Task, paper_success
 
-#: Tasks whose episodes are gait cycles that an EMG reference can be compared with.
-GAIT_TASKS = ("Walk", "Run", "Stairs")
 #: The touch sensor whose rising edges are heel strikes (gait cycles for the EMG metric).
 HEEL_SENSOR = "r_foot"
 
@@ -126,8 +125,9 @@ def emg_metric(reference, activations: np.ndarray, heel: np.ndarray, task_name: 
     """The EMG part of a record (Eq. 14) from an episode's activations (T, M) and right-heel touch (T,)."""
     from mskbench.metrics.emg import emg_similarity, heel_strikes
 
-    if task_name not in GAIT_TASKS:
-        return {"absent": f"EMG references apply to gait tasks ({', '.join(GAIT_TASKS)}), not {task_name}"}
+    gait = task_ids(gait=True)
+    if task_name not in gait:
+        return {"absent": f"EMG references apply to gait tasks ({', '.join(gait)}), not {task_name}"}
     strikes = heel_strikes(heel)
     if len(strikes) < 2:
         return {"absent": f"fewer than one complete gait cycle ({len(strikes)} right heel strikes)"}

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from mskbench.catalog import FAMILIES, SUITE
+from mskbench.catalog import FAMILIES, SUITE, task_ids
 from mskbench.report import data as D
 from mskbench.report.html import FigureOut, Section, esc, page, table
 
@@ -382,7 +382,7 @@ class _Ctx:
                     "store; the envelopes themselves from a rollout made for this report.")
         from mskbench.report.figures import emg_envelope_figure, emg_r_figure
 
-        gait = [t for t in self.store["tasks"] if t in D.GAIT_TASKS]
+        gait = [t for t in self.store["tasks"] if t in task_ids(gait=True)]
         for task in gait:
             per_method = {m: per[task]["emg"] for m, per in self.store["summary"].items()
                           if task in per and "mean_r" in per[task]["emg"]}

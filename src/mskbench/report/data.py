@@ -37,13 +37,10 @@ from typing import Any
 
 import numpy as np
 
-from mskbench.catalog import FAMILIES, SUITE
+from mskbench.catalog import FAMILIES, SUITE, task_ids
 
 #: Perturbation types of the robustness sweeps (App. A-B2), in the paper's order.
 SWEEP_TYPES: tuple[str, ...] = ("action", "observation", "dynamics")
-#: Tasks whose episodes are gait cycles an EMG reference can be compared with (mskbench.eval.episodes.GAIT_TASKS,
-#: repeated here so that reading a store loads no simulator).
-GAIT_TASKS: tuple[str, ...] = ("Walk", "Run", "Stairs")
 #: Video files linked by the report.
 VIDEO_SUFFIXES: tuple[str, ...] = (".mp4", ".gif")
 #: The metric of training evaluations where higher is better; every other one (errors) is lower-is-better.
@@ -471,8 +468,9 @@ def _emg_envelopes(task: str, activations: np.ndarray, heel: np.ndarray, muscles
     def minmax(x: np.ndarray) -> np.ndarray:  # Eq. 30, as the metric normalises both envelopes
         return (x - x.min()) / (x.max() - x.min() + NORM_EPS)
 
-    if task not in GAIT_TASKS:
-        return {"absent": f"EMG references apply to gait tasks ({', '.join(GAIT_TASKS)}), not {task}"}
+    gait = task_ids(gait=True)
+    if task not in gait:
+        return {"absent": f"EMG references apply to gait tasks ({', '.join(gait)}), not {task}"}
     strikes = heel_strikes(heel) if len(heel) else np.array([], dtype=np.int64)
     if len(strikes) < 2:
         return {"absent": f"fewer than one complete gait cycle in the episode ({len(strikes)} right heel strikes)"}

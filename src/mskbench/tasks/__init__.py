@@ -27,9 +27,9 @@ class _Registry(Mapping[str, type[Task]]):
             entry = TASKS[name]
             module, _, attr = entry.path.partition(":")
             cls = getattr(importlib.import_module(module), attr)
-            if cls.name != name or cls.family != entry.family:
-                raise ImportError(f"{entry.path} declares {cls.name!r} ({cls.family}); the catalog says "
-                                  f"{name!r} ({entry.family})")
+            if cls.name != name or cls.family != entry.family or cls.body.name != entry.body:
+                raise ImportError(f"{entry.path} declares {cls.name!r} ({cls.family}, body {cls.body.name}); the "
+                                  f"catalog says {name!r} ({entry.family}, body {entry.body})")
             self._classes[name] = cls
         return self._classes[name]
 
