@@ -58,7 +58,7 @@ lengths recorded, their similarity computed and the muscles clustered by
 k-medoids [GEN]. Our choices where the original is silent or does not fit:
 
 * **Sides.** No group mixes left and right muscles: the muscles are split
-  into right, left and midline sets (:func:`muscle_sides`: names ending in
+  into right, left and midline sets (:func:`mskbench.body.sides.muscle_sides`: names ending in
   ``_r``/``_right`` are right, ``_l``/``_left`` left; an unsuffixed name whose
   ``_left``/``_l`` twin exists is right, as MyoFullBody's right arm, whose
   twins end in ``_left``; one whose ``_right``/``_r`` twin exists is left;
@@ -146,6 +146,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from mskbench.body.sides import SIDES, muscle_sides
+
 if TYPE_CHECKING:
     from mskbench.envs.cpu_env import MSKEnv
     from mskbench.envs.protocols import VectorEnv
@@ -174,7 +176,6 @@ WEIGHT_SCALE = 0.1
 #: The original's fixed log standard deviation of the weights' Gaussian [CFG] (for a learner that
 #: puts the weights in its actor as the original does).
 WEIGHT_LOG_STD = 0.5
-SIDES = ("right", "left", "midline")
 
 
 # -- the weight bound's schedule ---------------------------------------------------------------------
@@ -242,30 +243,6 @@ def dynsyn_muscle_actions(group_actions: Any, weights: Any, group_of: Any, weigh
     w = xp.take(xp.concatenate([weights, pad], axis=-1), weight_index, axis=-1)
     factor = 1.0 + xp.clip(weight_scale * w, -weight_bound, weight_bound)
     return xp.clip(g * factor, -1.0, 1.0)
-
-
-# -- sides -------------------------------------------------------------------------------------------
-_LEFT_SUFFIXES = ("_left", "_l")
-_RIGHT_SUFFIXES = ("_right", "_r")
-
-
-def muscle_sides(names: Sequence[str]) -> tuple[str, ...]:
-    """``'right'``, ``'left'`` or ``'midline'`` for each muscle name (rules: module docstring)."""
-    present = {n.lower() for n in names}
-    out = []
-    for name in names:
-        low = name.lower()
-        if low.endswith(_LEFT_SUFFIXES):
-            out.append("left")
-        elif low.endswith(_RIGHT_SUFFIXES):
-            out.append("right")
-        elif any(low + s in present for s in _LEFT_SUFFIXES):
-            out.append("right")
-        elif any(low + s in present for s in _RIGHT_SUFFIXES):
-            out.append("left")
-        else:
-            out.append("midline")
-    return tuple(out)
 
 
 def allocate_groups(n_groups: int, sizes: Sequence[int]) -> list[int]:

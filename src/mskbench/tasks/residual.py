@@ -151,7 +151,7 @@ class Residual(Tracking):
 
     def bind(self, ctx: InitContext) -> None:
         super().bind(ctx)
-        from mskbench.agents.dynsyn import muscle_sides
+        from mskbench.body.sides import muscle_sides
 
         sides = np.array(muscle_sides(ctx.handles.muscle_names))
         self._left, self._right = sides == "left", sides == "right"
