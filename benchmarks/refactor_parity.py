@@ -34,9 +34,10 @@ from pathlib import Path
 
 import numpy as np
 
-#: JSON keys whose values are wall-clock measurements (dropped wherever they occur).
+#: JSON keys whose values are wall-clock measurements, or derive from one (the SHA-256 of a model file that
+#: records its fitting time), dropped wherever they occur.
 TIMING_KEYS = {"wall_time_s", "wall_s", "steps_per_s", "collect_s", "update_s", "created_at", "built_at",
-               "size_mb"}
+               "size_mb", "wall_time_s_mean", "fit_s", "elapsed_s", "model_sha256"}
 TEXT_RULES = [
     (re.compile(r"\d+(?:\.\d+)? steps/s"), "N steps/s"),
     (re.compile(r"\(\d+(?:\.\d+)? s\)"), "(N s)"),
@@ -78,7 +79,7 @@ class Case:
                               capture_output=True, text=True)
         tag = label or re.sub(r"[^A-Za-z0-9]+", "_", "_".join(args[:2]))[:40]
         self.write(f"cli-{tag}.txt", f"$ mskbench {' '.join(args)}\nexit {proc.returncode}\n--- stdout\n"
-                                     f"{proc.stdout}--- stderr\n{proc.stderr}")
+                                     f"{clean_text(proc.stdout)}--- stderr\n{proc.stderr}")
         return proc
 
     def python(self, code: str, label: str) -> None:
@@ -119,6 +120,34 @@ def clean(value):
     if isinstance(value, list):
         return [clean(v) for v in value]
     return value
+
+
+def clean_text(text: str) -> str:
+    """Command output with the JSON in it cleaned (:func:`clean`): a whole JSON document, JSON lines, or
+    text lines followed by a JSON document; re-dumped as it was written (``indent`` 2 or one line)."""
+    def dump(value, lines: bool) -> str:
+        return json.dumps(clean(value)) if lines else json.dumps(clean(value), indent=2)
+
+    try:
+        return dump(json.loads(text), False) + "\n"
+    except json.JSONDecodeError:
+        pass
+    out = []
+    lines = text.splitlines(keepends=True)
+    for i, line in enumerate(lines):
+        if line.startswith("{") and line.rstrip().endswith("}"):
+            try:
+                out.append(dump(json.loads(line), True) + "\n")
+                continue
+            except json.JSONDecodeError:
+                pass
+        if line.startswith("{"):
+            try:
+                return "".join(out) + dump(json.loads("".join(lines[i:])), False) + "\n"
+            except json.JSONDecodeError:
+                pass
+        out.append(line)
+    return "".join(out)
 
 
 def dump_store(path: Path) -> str:
@@ -475,7 +504,7 @@ out = {}
 for task, policy in (("Walk", "random"), ("Catch", "zero"), ("PoleWalk", "passive")):
     env = MSKEnv(task)
     times = []
-    r = run_episode(env, load_policy(policy, env, 5), 5, on_step=lambda e: times.append(float(e.data.time)))
+    r = run_episode(env, load_policy(policy, env, 5), 5, on_step=lambda e, *_: times.append(float(e.data.time)))
     out[task] = {"record": r.as_dict(), "on_step_calls": len(times), "last_time": times[-1],
                  "qpos": float(np.sum(env.data.qpos))}
 print(json.dumps(out))
