@@ -188,8 +188,9 @@ class _OutOfTime(Exception):
 def stage_ppo(p: dict) -> None:
     import jax
 
-    from mskbench.agents.ppo import PPOConfig, train
+    from mskbench.agents.ppo import PPOConfig
     from mskbench.envs.jax_env import TaskJaxEnv
+    from mskbench.training.loop import train_loop
 
     n, rollout = p["num_envs"], p["rollout"]
     per_iter = n * rollout
@@ -211,7 +212,7 @@ def stage_ppo(p: dict) -> None:
 
     t0 = time.perf_counter()
     try:
-        train(env, cfg, out_dir=p["out_dir"], on_iteration=on_iteration)
+        train_loop("ppo", env, cfg, out_dir=p["out_dir"], on_iteration=on_iteration)
     except _OutOfTime:
         say("ppo: stopping early (time budget)")
     total_s = time.perf_counter() - t0

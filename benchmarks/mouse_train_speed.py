@@ -57,10 +57,11 @@ def measure(backend: str = "cpu", impl: str = "jax", num_envs: int = 32, clips_d
             rollout: int = 64, hidden: int = 512, iterations: int = 5, until_mm: float | None = None,
             budget_s: float = 300.0, eval_every: int = 10) -> dict:
     """The report (also used by ``benchmarks/gpu_check.py``'s ``mouse_warp`` stage)."""
-    from mskbench.agents.ppo import PPOConfig, train
+    from mskbench.agents.ppo import PPOConfig
     from mskbench.mouse.evaluate import evaluate
     from mskbench.mouse.imitation import MouseImitation
     from mskbench.training import make_env
+    from mskbench.training.loop import train_loop
 
     task = MouseImitation(clips=clips_dir)  # None: 8 synthetic clips
     clips = task.clip_list
@@ -79,7 +80,7 @@ def measure(backend: str = "cpu", impl: str = "jax", num_envs: int = 32, clips_d
                     value_hidden=(hidden,) * 2, minibatch_size=min(4096, per_iter), epochs=4)
     rows = []
     t0 = time.perf_counter()
-    train(env, ppo, on_iteration=rows.append)
+    train_loop("ppo", env, ppo, on_iteration=rows.append)
     total = time.perf_counter() - t0
     report["ppo_first_iteration_s"] = rows[0]["collect_s"] + rows[0]["update_s"]  # includes compilation
     timed = rows[1:]
@@ -104,7 +105,7 @@ def measure(backend: str = "cpu", impl: str = "jax", num_envs: int = 32, clips_d
         budget_steps = int(report["ppo_steps_per_s"] * budget_s)
         long_cfg = PPOConfig(**{**ppo.__dict__, "total_steps": max(per_iter, budget_steps)})
         log = []
-        train(env, long_cfg, eval_fn=check, eval_every=eval_every, on_iteration=log.append)
+        train_loop("ppo", env, long_cfg, eval_fn=check, eval_every=eval_every, on_iteration=log.append)
         evals = [r["eval"]["track_replay_error_mm"] for r in log if "eval" in r]
         report["until_mm"] = {"target_mm": until_mm, "reached_after_s": hit.get("s"),
                               "training_s_when_reached": hit.get("training_s"), "evaluation_s": eval_s[0],

@@ -11,8 +11,13 @@ import pytest
 pytest.importorskip("jax", reason="JAX not installed")
 
 from mskbench.agents.checkpoint import load_policy  # noqa: E402
-from mskbench.agents.ppo import (PPOConfig, RunningNorm, gae, load_checkpoint,  # noqa: E402
-                                 train)
+from mskbench.agents.ppo import PPOConfig, RunningNorm, gae, load_checkpoint  # noqa: E402
+from mskbench.training.loop import train_loop  # noqa: E402
+
+
+def train(env, cfg, **kwargs):
+    """PPO's learner in the training loop."""
+    return train_loop("ppo", env, cfg, **kwargs)
 
 
 class TargetVectorEnv:

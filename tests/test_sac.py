@@ -14,7 +14,13 @@ pytest.importorskip("sbx", reason="sbx-rl not installed (pip install -e '.[offpo
 from test_ppo import TargetVectorEnv, _eval  # noqa: E402
 
 from mskbench.agents.checkpoint import export_policy, load_policy  # noqa: E402
-from mskbench.agents.sac import SACConfig, train  # noqa: E402
+from mskbench.agents.sac import SACConfig  # noqa: E402
+from mskbench.training.loop import train_loop  # noqa: E402
+
+
+def train(env, cfg, **kwargs):
+    """The SAC family's learner in the training loop."""
+    return train_loop("sac", env, cfg, **kwargs)
 
 SMALL = dict(num_envs=8, num_steps=50, hidden=(32, 32), critic_hidden=(32, 32), learning_rate=3e-3,
              batch_size=64, buffer_size=1000, learning_starts=100, seed=1)
@@ -49,9 +55,9 @@ def _leaves(tree):
 def test_resume_restores_networks_optimisers_replay_and_random_states(tmp_path):
     cfg = SACConfig(**SMALL, total_steps=8 * 50 * 4)
     first = train(TargetVectorEnv(num_envs=8), cfg, out_dir=tmp_path / "run")
-    a = first.model
+    a = first.learner.model
     # A resume with nothing left to do only loads: everything must equal the run's end state.
-    b = train(TargetVectorEnv(num_envs=8), cfg, out_dir=tmp_path / "run", resume=True).model
+    b = train(TargetVectorEnv(num_envs=8), cfg, out_dir=tmp_path / "run", resume=True).learner.model
     assert b.num_timesteps == a.num_timesteps == 1600 and b._n_updates == a._n_updates > 0
     for x, y in [(a.policy.actor_state, b.policy.actor_state), (a.policy.qf_state, b.policy.qf_state),
                  (a.ent_coef_state, b.ent_coef_state)]:

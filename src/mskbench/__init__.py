@@ -17,7 +17,7 @@ from typing import Any
 
 from gymnasium.envs.registration import register, registry
 
-from mskbench._version import __version__
+from mskbench._version import __version__  # noqa: F401  (mskbench.__version__)
 from mskbench.catalog import ORIGINAL_NAMES, SUITE, TASKS
 
 #: The 22 suite task ids, in the paper's order (:data:`mskbench.catalog.SUITE`).

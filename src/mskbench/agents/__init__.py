@@ -1,12 +1,14 @@
 """Trainers, registered by name in :data:`ALGORITHMS` (as Brax registers its trainers).
 
 An algorithm is an :class:`Algorithm`: its hyper-parameter dataclass (defaults:
-Table XVI), the per-backend defaults a run starts from, the training loop
-(any :class:`~mskbench.envs.protocols.VectorEnv` or
-:class:`~mskbench.envs.protocols.BatchedEnv`) and its checkpoint reader.
-:func:`mskbench.training.train` runs any of them: PPO (:mod:`mskbench.agents.ppo`)
-and the SAC family (:mod:`mskbench.agents.sac`: SAC, DepRL, DynSyn-SAC).
-Importing this module loads no JAX.
+Table XVI), the per-backend defaults a run starts from, its learner (one
+iteration at a time on any :class:`~mskbench.envs.protocols.VectorEnv` or
+:class:`~mskbench.envs.protocols.BatchedEnv`; :class:`~mskbench.agents.base.Learner`)
+and its checkpoints' format, reader and policy export.
+:func:`mskbench.training.train` runs any of them (the loop around the learner is
+:mod:`mskbench.training.loop`): PPO (:mod:`mskbench.agents.ppo`) and the SAC
+family (:mod:`mskbench.agents.sac`: SAC, DepRL, DynSyn-SAC). Importing this
+module loads no JAX.
 """
 
 from __future__ import annotations
@@ -14,9 +16,11 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from mskbench.agents import ppo, sac
+from mskbench.agents.base import Learner, PolicyCheckpoint
 
 
 @dataclass(frozen=True)
@@ -27,15 +31,22 @@ class Algorithm:
     ``total_steps``, ``num_steps`` (steps per world per iteration) and ``seed``
     are fields of every one). ``defaults[backend]``: overrides of the
     dataclass defaults per backend (``cpu``, ``jax``); ``derive(config)``
-    fills in fields that depend on others. ``train(env, config, ...)``: the
-    loop, as :func:`mskbench.agents.ppo.train`.
+    fills in fields that depend on others. ``learner(env, config, checkpoint)``:
+    a :class:`~mskbench.agents.base.Learner` (``checkpoint``: the file a resumed
+    run continues from, else None). Its checkpoints carry ``format``; ``read_policy(path,
+    obs_layout, obs_size)`` reads one as a :class:`~mskbench.agents.base.PolicyCheckpoint`
+    and ``export_policy(src, dst)`` writes its policy alone (the learner's ``save``
+    writes them).
     """
 
     name: str
     summary: str
     config_class: type
     defaults: Mapping[str, Mapping[str, Any]]
-    train: Callable[..., Any]
+    learner: Callable[[Any, Any, Path | None], Learner]
+    format: str
+    read_policy: Callable[[Path, Mapping[str, slice], int], PolicyCheckpoint]
+    export_policy: Callable[[Path, Path], Path]
     derive: Callable[[Any, Mapping[str, Any], str], Any] = lambda config, given, backend: config
     #: Backends it trains on.
     backends: tuple[str, ...] = ("cpu", "jax")
@@ -76,7 +87,10 @@ ALGORITHMS: dict[str, Algorithm] = {
         config_class=ppo.PPOConfig,
         defaults={"cpu": {"num_envs": 8, "num_steps": 2048, "minibatch_size": 256},
                   "jax": {"num_envs": 4096, "num_steps": 64}},
-        train=ppo.train,
+        learner=ppo.PPOLearner,
+        format=ppo.FORMAT,
+        read_policy=ppo.ppo_policy_checkpoint,
+        export_policy=ppo.export_policy,
         derive=_ppo_minibatch,
         eval_every_steps=500_000,
     ),
@@ -86,7 +100,10 @@ ALGORITHMS: dict[str, Algorithm] = {
                 "one gradient step per vectorised step)",
         config_class=sac.SACConfig,
         defaults={"cpu": {}},
-        train=sac.train,
+        learner=sac.SACLearner,
+        format=sac.FORMAT,
+        read_policy=sac.sac_policy_checkpoint,
+        export_policy=sac.export_policy,
         derive=sac.derive,
         backends=("cpu",),
         eval_every_steps=200_000,
@@ -99,7 +116,10 @@ ALGORITHMS: dict[str, Algorithm] = {
         defaults={"cpu": {"num_envs": 16, "num_steps": 625, "learning_rate": 5e-5, "critic_learning_rate": 8e-5,
                           "n_steps": 3, "learning_starts": 100_000, "gradient_steps": 30, "exploration": "dep",
                           "total_steps": 100_000_000}},
-        train=sac.train,
+        learner=sac.SACLearner,
+        format=sac.FORMAT,
+        read_policy=sac.sac_policy_checkpoint,
+        export_policy=sac.export_policy,
         derive=sac.derive,
         backends=("cpu",),
         checkpoint_rule="last",
@@ -113,7 +133,10 @@ ALGORITHMS: dict[str, Algorithm] = {
                           "learning_rate": 5e-4, "learning_rate_final": 1.25e-4, "action_map": "dynsyn",
                           "learning_starts": 10_000,
                           "total_steps": 50_000_000}},
-        train=sac.train,
+        learner=sac.SACLearner,
+        format=sac.FORMAT,
+        read_policy=sac.sac_policy_checkpoint,
+        export_policy=sac.export_policy,
         derive=sac.derive,
         backends=("cpu",),
         eval_every_steps=5_000_000,
@@ -130,4 +153,13 @@ def algorithm(name: str) -> Algorithm:
         raise ValueError(f"unknown algorithm {name!r}; valid algorithms: {', '.join(ALGORITHMS)}") from None
 
 
-__all__ = ["ALGORITHMS", "Algorithm", "algorithm"]
+def algorithm_for_format(fmt: str) -> Algorithm:
+    """The (first) registered algorithm whose checkpoints carry ``fmt``; a ``ValueError`` lists the formats."""
+    for alg in ALGORITHMS.values():
+        if alg.format == fmt:
+            return alg
+    formats = ", ".join(dict.fromkeys(a.format for a in ALGORITHMS.values()))
+    raise ValueError(f"unknown checkpoint format {fmt!r}; this mskbench reads {formats}")
+
+
+__all__ = ["ALGORITHMS", "Algorithm", "algorithm", "algorithm_for_format"]

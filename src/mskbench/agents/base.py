@@ -1,4 +1,9 @@
-"""What every trainer's policy reduces to: observation normalisation and a deterministic network.
+"""What every trainer provides: a :class:`Learner` to iterate, and a policy that reduces to observation
+normalisation and a deterministic network.
+
+:class:`Learner` is what :func:`mskbench.training.loop.train_loop` iterates: one
+iteration (a rollout or a stretch of steps, and the updates) per call, the
+current deterministic policy, the checkpoint writer.
 
 :class:`PolicyCheckpoint` is a loaded checkpoint of any trainer, as the
 evaluation protocol needs it — on the host (:meth:`PolicyCheckpoint.host_policy`)
@@ -17,9 +22,36 @@ import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
+
+
+class Learner(Protocol):
+    """An algorithm's training state on one environment (made by :attr:`mskbench.agents.Algorithm.learner`)."""
+
+    @property
+    def steps(self) -> int:
+        """Environment steps done (a resumed learner starts at its checkpoint's)."""
+        ...
+
+    @property
+    def iteration(self) -> int:
+        """Iterations done."""
+        ...
+
+    def iterate(self, deadline: float | None = None) -> dict:
+        """One iteration; returns its log row. ``deadline`` (a ``time.perf_counter()`` value) lets a learner
+        whose iteration is long stop it early."""
+        ...
+
+    def policy(self) -> Any:
+        """The current deterministic policy (``act(obs)``, ``normalize_observation``, ``act_normalized``)."""
+        ...
+
+    def save(self, path: Path) -> None:
+        """Write the learner's checkpoint (atomically) to ``path``."""
+        ...
 
 
 def normalize(obs, mean, std, clip: float | None, xp=np):

@@ -3,8 +3,9 @@
 One file: networks (an MLP policy or the encoder–decoder policy with a
 Gaussian bottleneck of the mouse imitation study), observation normalisation,
 Adam, generalised advantage estimation, the clipped PPO loss, rollouts,
-checkpoints. It trains on either kind of environment of
-:mod:`mskbench.envs.protocols`:
+one iteration of the learner (:class:`PPOLearner`; the loop around it is
+:func:`mskbench.training.loop.train_loop`), checkpoints. It trains on either
+kind of environment of :mod:`mskbench.envs.protocols`:
 
 * a :class:`~mskbench.envs.protocols.VectorEnv` (NumPy worlds stepped from
   Python, e.g. MuJoCo C), rollouts collected on the host;
@@ -34,8 +35,8 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass, field
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +49,8 @@ from mskbench.envs.protocols import BatchedEnv, VectorEnv
 
 log = logging.getLogger(__name__)
 
+#: The checkpoints' format (they carry no ``format`` entry: a checkpoint without one is this trainer's).
+FORMAT = "mskbench-ppo"
 CHECKPOINT_VERSION = 1
 
 
@@ -355,7 +358,7 @@ def gae_device(rewards, values, next_values, terminated, done, gamma, lam):
     return adv
 
 
-# -- training loop ----------------------------------------------------------------------------
+# -- the learner ---------------------------------------------------------------------------------------
 @dataclass
 class TrainState:
     params: Any
@@ -364,61 +367,57 @@ class TrainState:
     steps: int = 0
     iteration: int = 0
     key: Any = None
-    history: list = field(default_factory=list)
 
 
-def train(env: VectorEnv | BatchedEnv, cfg: PPOConfig, *, out_dir: str | Path | None = None, resume: bool = False,
-          eval_fn: Callable[[Any], dict] | None = None, eval_every: int = 10,
-          on_iteration: Callable[[dict], None] | None = None, time_limit_s: float | None = None) -> TrainState:
-    """Train with PPO on ``env`` (``cfg.num_envs`` worlds); checkpoints to ``out_dir`` after every iteration.
-
-    ``resume=True`` continues from ``out_dir/checkpoint.npz`` (same config, same observation layout).
-    ``eval_fn(policy)`` (policy: normalised-free ``obs -> action``) is called
-    every ``eval_every`` iterations and after the last one; its dict goes into
-    ``out_dir/eval_log.jsonl``. ``time_limit_s``: also stop after the first
-    iteration that ends that many seconds after this call began (compilation
-    included); that row has ``"stopped": "time_limit"``, and ``resume``
-    continues from it.
+class PPOLearner:
+    """PPO on ``env`` (``cfg.num_envs`` worlds): each :meth:`iterate` collects a rollout and runs the
+    epochs of updates on it. ``checkpoint`` continues a run from its checkpoint (same config, same
+    observation layout). The loop around the iterations — evaluations, checkpoints, the log, the time
+    limit — is :func:`mskbench.training.loop.train_loop`'s.
     """
-    if time_limit_s is not None and not time_limit_s > 0:
-        raise ValueError(f"time_limit_s must be > 0 seconds, got {time_limit_s}")
-    started = time.perf_counter()
-    jax, jnp = _jax()
-    if env.num_envs != cfg.num_envs:
-        raise ValueError(f"the env has {env.num_envs} worlds, the config says num_envs={cfg.num_envs}")
-    split = ObsSplit.from_layout(env.obs_layout, env.obs_size, cfg.encoder_blocks) if cfg.policy == "encoder_decoder" \
-        else None
-    act, value_fn, deterministic, update = make_functions(cfg, split)
-    out = Path(out_dir) if out_dir is not None else None
-    ckpt = out / "checkpoint.npz" if out is not None else None
-    if resume:
-        if ckpt is None or not ckpt.exists():
-            raise FileNotFoundError(f"nothing to resume: {ckpt} does not exist")
-        state = load_checkpoint(ckpt, expect_config=cfg, expect_layout=env.obs_layout)
-    else:
-        key = jax.random.PRNGKey(cfg.seed)
-        key, k_init = jax.random.split(key)
-        params = init_params(k_init, cfg, env.obs_size, env.action_size, split)
-        state = TrainState(params, adam_init(params), RunningNorm.create(env.obs_size), key=key)
-    if out is not None:
-        out.mkdir(parents=True, exist_ok=True)
-        (out / "config.json").write_text(json.dumps(asdict(cfg), indent=2))
 
-    collector: _HostCollector | _ScanCollector
-    if isinstance(env, BatchedEnv):
-        collector = _ScanCollector(env, cfg, act, value_fn, cfg.seed + state.iteration)
-    else:
-        collector = _HostCollector(env, cfg, act, value_fn, cfg.seed + state.iteration)
-    if state.iteration == 0:
-        state.norm.update_moments(*collector.initial_moments())
-    batch_steps = cfg.num_steps * env.num_envs
-    while state.steps < cfg.total_steps:
+    def __init__(self, env: VectorEnv | BatchedEnv, cfg: PPOConfig, checkpoint: Path | None = None):
+        jax, _ = _jax()
+        if env.num_envs != cfg.num_envs:
+            raise ValueError(f"the env has {env.num_envs} worlds, the config says num_envs={cfg.num_envs}")
+        self.env, self.cfg = env, cfg
+        self.split = ObsSplit.from_layout(env.obs_layout, env.obs_size, cfg.encoder_blocks) \
+            if cfg.policy == "encoder_decoder" else None
+        act, value_fn, self.deterministic, self.update = make_functions(cfg, self.split)
+        if checkpoint is not None:
+            self.state = load_checkpoint(checkpoint, expect_config=cfg, expect_layout=env.obs_layout)
+        else:
+            key = jax.random.PRNGKey(cfg.seed)
+            key, k_init = jax.random.split(key)
+            params = init_params(k_init, cfg, env.obs_size, env.action_size, self.split)
+            self.state = TrainState(params, adam_init(params), RunningNorm.create(env.obs_size), key=key)
+        self.collector: _HostCollector | _ScanCollector
+        if isinstance(env, BatchedEnv):
+            self.collector = _ScanCollector(env, cfg, act, value_fn, cfg.seed + self.state.iteration)
+        else:
+            self.collector = _HostCollector(env, cfg, act, value_fn, cfg.seed + self.state.iteration)
+        if self.state.iteration == 0:
+            self.state.norm.update_moments(*self.collector.initial_moments())
+
+    @property
+    def steps(self) -> int:
+        return self.state.steps
+
+    @property
+    def iteration(self) -> int:
+        return self.state.iteration
+
+    def iterate(self, deadline: float | None = None) -> dict:
+        """One iteration (a rollout and its updates); returns its log row."""
+        jax, _ = _jax()
+        state, cfg = self.state, self.cfg
+        batch_steps = cfg.num_steps * self.env.num_envs
         t0 = time.perf_counter()
-        data, moments, ep_returns, mean_reward, starts = collector.collect(state)
+        data, moments, ep_returns, mean_reward, starts = self.collector.collect(state)
         state.norm.update_moments(*moments)  # statistics for the next iteration
         collect_s = time.perf_counter() - t0
         state.key, k = jax.random.split(state.key)
-        params, opt_state, stats = update(state.params, state.opt_state, data, k)
+        params, opt_state, stats = self.update(state.params, state.opt_state, data, k)
         if not _finite(params):  # refused before it reaches the checkpoint (the last one stays as it was)
             raise RuntimeError(
                 f"PPO's update of iteration {state.iteration + 1} made the policy non-finite (approx_kl "
@@ -428,27 +427,18 @@ def train(env: VectorEnv | BatchedEnv, cfg: PPOConfig, *, out_dir: str | Path | 
         state.steps += batch_steps
         state.iteration += 1
         wall = time.perf_counter() - t0
-        row = {"iteration": state.iteration, "steps": state.steps,
-               "mean_reward": mean_reward,
-               "episode_return": float(np.mean(ep_returns)) if ep_returns else None,
-               "steps_per_s": batch_steps / wall, "collect_s": collect_s, "update_s": wall - collect_s,
-               **starts, **{k: float(v) for k, v in stats.items()}}
-        out_of_time = time_limit_s is not None and time.perf_counter() - started >= time_limit_s
-        if out_of_time and state.steps < cfg.total_steps:
-            row["stopped"] = "time_limit"
-        last = state.steps >= cfg.total_steps or out_of_time
-        if eval_fn is not None and (state.iteration % eval_every == 0 or last):
-            row["eval"] = eval_fn(make_policy(state.params, state.norm, cfg, split, deterministic))
-        state.history.append(row)
-        if out is not None and ckpt is not None:  # both or neither
-            save_checkpoint(ckpt, state, cfg, env.obs_layout)
-            with open(out / "eval_log.jsonl", "a") as f:
-                f.write(json.dumps(row) + "\n")
-        if on_iteration is not None:
-            on_iteration(row)
-        if out_of_time:
-            break
-    return state
+        return {"iteration": state.iteration, "steps": state.steps,
+                "mean_reward": mean_reward,
+                "episode_return": float(np.mean(ep_returns)) if ep_returns else None,
+                "steps_per_s": batch_steps / wall, "collect_s": collect_s, "update_s": wall - collect_s,
+                **starts, **{k: float(v) for k, v in stats.items()}}
+
+    def policy(self):
+        """The current deterministic policy (:func:`make_policy`)."""
+        return make_policy(self.state.params, self.state.norm, self.cfg, self.split, self.deterministic)
+
+    def save(self, path: Path) -> None:
+        save_checkpoint(path, self.state, self.cfg, self.env.obs_layout)
 
 
 def _finite(tree) -> bool:
@@ -697,6 +687,6 @@ def ppo_policy_checkpoint(path: str | Path, obs_layout: Mapping[str, slice], obs
         params, norm = _read_policy(z)
         check_layout(path, _stored_layout(z), obs_layout, obs_size, norm.mean.size, cfg)
     split = ObsSplit.from_layout(obs_layout, obs_size, cfg.encoder_blocks) if cfg.policy == "encoder_decoder" else None
-    return PolicyCheckpoint(Path(path), "mskbench-ppo", params, np.asarray(norm.mean, np.float64),
+    return PolicyCheckpoint(Path(path), FORMAT, params, np.asarray(norm.mean, np.float64),
                             np.sqrt(np.asarray(norm.var, np.float64) + 1e-8), norm.clip,
                             make_functions(cfg, split)[2])

@@ -23,10 +23,10 @@ of the squared residual action as the trainer sends it (the original's
   choosing between them.
 * :class:`ResidualPolicy` makes a trained residual policy a policy of the plain
   residual task (``act(obs)`` returns the executed action), for
-  ``run_episode`` and :func:`residual_evaluation`, the periodic evaluation of a
-  residual run (:meth:`ResidualWrapper.evaluation`, which :func:`mskbench.train`
-  uses instead of the protocol's). Evaluation returns are the task's rewards
-  (without the residual penalty, a training cost).
+  ``run_episode`` and the periodic evaluation of a residual run
+  (:attr:`ResidualWrapper.eval_wrapper`, through which :func:`mskbench.train`
+  runs the protocol's). Evaluation returns are the task's rewards (without the
+  residual penalty, a training cost).
 
 ``mskbench train ResidualWalk --base RUN`` (or :func:`train_residual`) trains one.
 """
@@ -159,20 +159,30 @@ class ResidualBatchedEnv:
 
 
 class ResidualWrapper:
-    """The ``env_wrapper`` of :func:`mskbench.train` for the residual tasks (:class:`~mskbench.training.EnvWrapper`)."""
+    """The ``env_wrapper`` of :func:`mskbench.train` for the residual tasks (:class:`~mskbench.training.EnvWrapper`).
+
+    Its :attr:`eval_wrapper` makes the run's periodic evaluation act through the residual map: on the CPU
+    the policy as a :class:`ResidualPolicy` in the protocol env, batched the :class:`ResidualBatchedEnv`
+    without the penalty; best by the mean task return (the penalty is a training cost).
+    """
+
+    batched_env_options: dict[str, Any] = {}
 
     @property
     def settings(self) -> dict[str, Any]:
         return {"paradigm": "residual", "action": FORMULA, "penalty": "c_res * mean(a_res^2)"}
 
+    @property
+    def eval_wrapper(self):
+        from mskbench.training import EvalWrapper
+
+        return EvalWrapper(cpu_policy=lambda policy, env: ResidualPolicy(policy, ResidualMap(env.task, env.obs_layout)),
+                           batched_env=lambda env: ResidualBatchedEnv(env, penalty=False), mean_length=True)
+
     def __call__(self, env, out_dir: Path | None, resume: bool):
         if hasattr(env, "refresh"):  # a BatchedEnv
             return ResidualBatchedEnv(env)
         return ResidualVectorEnv(env)
-
-    def evaluation(self, task, episodes: int, eval_env: str, impl: str):
-        """The run's periodic evaluation, through the residual map (:func:`residual_evaluation`)."""
-        return residual_evaluation(task, episodes, eval_env, impl)
 
 
 class ResidualPolicy:
@@ -198,35 +208,6 @@ def residual_policy(policy_spec: str, env) -> ResidualPolicy:
     from mskbench.eval.protocol import load_policy
 
     return ResidualPolicy(load_policy(policy_spec, env, 0), ResidualMap(env.task, env.obs_layout))
-
-
-def residual_evaluation(task, episodes: int, eval_env: str, impl: str):
-    """The periodic evaluation of a residual run: deterministic episodes from the protocol's starts of
-    seeds 10000, 10001, ... through the residual map (CPU: :class:`ResidualPolicy` in the protocol env;
-    JAX: :class:`ResidualBatchedEnv` without the penalty), best by the mean task return."""
-    from mskbench.training import EVAL_SEED, Evaluation
-
-    seeds = [EVAL_SEED + i for i in range(episodes)]
-    if eval_env == "jax":
-        from mskbench.agents.jax_eval import BatchedEvaluator
-        from mskbench.envs.jax_env import TaskJaxEnv
-
-        env = ResidualBatchedEnv(TaskJaxEnv(type(task)(task.config), episodes, impl=impl, reset_bank=1),
-                                 penalty=False)
-        return Evaluation(BatchedEvaluator(env, seeds), "mean_return", False)
-    from mskbench.envs.cpu_env import MSKEnv
-    from mskbench.eval.episodes import run_episode
-
-    cpu = MSKEnv(type(task)(task.config))
-    rmap = ResidualMap(cpu.task, cpu.obs_layout)
-
-    def evaluate(policy) -> dict:
-        results = [run_episode(cpu, ResidualPolicy(policy, rmap), s) for s in seeds]
-        return {"mean_return": sum(r.episode_return for r in results) / len(results),
-                "success_rate": 100.0 * sum(r.success for r in results) / len(results),
-                "mean_length": sum(r.length for r in results) / len(results)}
-
-    return Evaluation(evaluate, "mean_return", False)
 
 
 def train_residual(task: str, base: str, **kwargs: Any):

@@ -121,16 +121,6 @@ class SACConfig:
                 raise ValueError(f"ent_coef must be 'auto' or a positive number, got {self.ent_coef!r}") from None
 
 
-@dataclass
-class TrainState:
-    """What :func:`train` returns: the SBX model, the steps done and the log rows."""
-
-    model: Any
-    steps: int = 0
-    iteration: int = 0
-    history: list = field(default_factory=list)
-
-
 # -- the env as Stable-Baselines3 sees it -------------------------------------------------------------
 def _vec_env_class() -> type:
     from stable_baselines3.common.vec_env.base_vec_env import VecEnv
@@ -297,77 +287,61 @@ def build_model(env: VectorEnv, cfg: SACConfig):
     return model
 
 
-# -- training --------------------------------------------------------------------------------------------
-def train(env: VectorEnv, cfg: SACConfig, *, out_dir: str | Path | None = None, resume: bool = False,
-          eval_fn: Callable[[Any], dict] | None = None, eval_every: int = 10,
-          on_iteration: Callable[[dict], None] | None = None, time_limit_s: float | None = None) -> TrainState:
-    """Train on ``env`` (``cfg.num_envs`` CPU worlds); a checkpoint in ``out_dir`` after every iteration.
-
-    As :func:`mskbench.agents.ppo.train`: ``eval_fn(policy)`` every
-    ``eval_every`` iterations and after the last; ``time_limit_s`` stops at
-    the first iteration end past it (``"stopped": "time_limit"``);
-    ``resume`` continues ``out_dir/checkpoint.npz``.
+# -- the learner ------------------------------------------------------------------------------------------
+class SACLearner:
+    """The SBX learner on ``env`` (``cfg.num_envs`` CPU worlds): each :meth:`iterate` is ``num_steps``
+    vectorised steps with their updates, cut short at ``deadline`` (a ``time.perf_counter()`` value).
+    ``checkpoint`` continues a run exactly (:func:`load_checkpoint`). The loop around the iterations is
+    :func:`mskbench.training.loop.train_loop`'s.
     """
-    if time_limit_s is not None and not time_limit_s > 0:
-        raise ValueError(f"time_limit_s must be > 0 seconds, got {time_limit_s}")
-    if isinstance(env, BatchedEnv):
-        raise TypeError("the SAC family trains on the CPU vector env (backend='cpu'); the batched JAX env is PPO's")
-    if env.num_envs != cfg.num_envs:
-        raise ValueError(f"the env has {env.num_envs} worlds, the config says num_envs={cfg.num_envs}")
-    started = time.perf_counter()
-    out = Path(out_dir) if out_dir is not None else None
-    ckpt = out / "checkpoint.npz" if out is not None else None
-    model = build_model(env, cfg)
-    state = TrainState(model)
-    if resume:
-        if ckpt is None or not ckpt.exists():
-            raise FileNotFoundError(f"nothing to resume: {ckpt} does not exist")
-        state.steps, state.iteration = load_checkpoint(ckpt, model, cfg, env.obs_layout)
-    if out is not None:
-        out.mkdir(parents=True, exist_ok=True)
-        (out / "config.json").write_text(json.dumps(asdict(cfg), indent=2))
-    from stable_baselines3.common.callbacks import BaseCallback
 
-    class Clock(BaseCallback):
-        def _on_step(self) -> bool:
-            return time_limit_s is None or time.perf_counter() - started < time_limit_s
+    def __init__(self, env: VectorEnv, cfg: SACConfig, checkpoint: Path | None = None):
+        if isinstance(env, BatchedEnv):
+            raise TypeError("the SAC family trains on the CPU vector env (backend='cpu'); the batched JAX env is "
+                            "PPO's")
+        if env.num_envs != cfg.num_envs:
+            raise ValueError(f"the env has {env.num_envs} worlds, the config says num_envs={cfg.num_envs}")
+        self.env, self.cfg = env, cfg
+        self.model = build_model(env, cfg)
+        self.steps, self.iteration = 0, 0
+        if checkpoint is not None:
+            self.steps, self.iteration = load_checkpoint(checkpoint, self.model, cfg, env.obs_layout)
 
-    venv = model.get_env()
-    batch = cfg.num_envs * cfg.num_steps
-    while state.steps < cfg.total_steps:
+    def iterate(self, deadline: float | None = None) -> dict:
+        """One iteration; returns its log row."""
+        from stable_baselines3.common.callbacks import BaseCallback
+
+        class Clock(BaseCallback):
+            def _on_step(self) -> bool:
+                return deadline is None or time.perf_counter() < deadline
+
+        model, cfg = self.model, self.cfg
+        venv = model.get_env()
         t0 = time.perf_counter()
-        chunk = min(batch, cfg.total_steps - state.steps)
+        chunk = min(cfg.num_envs * cfg.num_steps, cfg.total_steps - self.steps)
         venv.venv.episode_returns.clear()
         model.dep_steps = model.policy_steps = 0
         model.run_total_steps = cfg.total_steps
         model.learn(chunk, callback=Clock(), reset_num_timesteps=False, log_interval=10**9)
-        done_steps = int(model.num_timesteps) - state.steps
-        state.steps = int(model.num_timesteps)
-        state.iteration += 1
+        done_steps = int(model.num_timesteps) - self.steps
+        self.steps = int(model.num_timesteps)
+        self.iteration += 1
         wall = time.perf_counter() - t0
         returns = venv.venv.episode_returns
-        row: dict[str, Any] = {"iteration": state.iteration, "steps": state.steps,
+        row: dict[str, Any] = {"iteration": self.iteration, "steps": self.steps,
                                "episode_return": float(np.mean(returns)) if returns else None,
                                "episodes": len(returns), "steps_per_s": done_steps / wall,
                                "buffer": int(model.replay_buffer.size() * cfg.num_envs), **model.last_losses}
         if model.dep is not None:
             row["dep_share"] = model.dep_steps / max(1, model.policy_steps + model.dep_steps)
-        out_of_time = time_limit_s is not None and time.perf_counter() - started >= time_limit_s
-        if out_of_time and state.steps < cfg.total_steps:
-            row["stopped"] = "time_limit"
-        last = state.steps >= cfg.total_steps or out_of_time
-        if eval_fn is not None and (state.iteration % eval_every == 0 or last):
-            row["eval"] = eval_fn(policy_checkpoint_of(model, cfg, None).host_policy())
-        state.history.append(row)
-        if out is not None and ckpt is not None:
-            save_checkpoint(ckpt, model, cfg, env.obs_layout, state.steps, state.iteration)
-            with open(out / "eval_log.jsonl", "a") as f:
-                f.write(json.dumps(row) + "\n")
-        if on_iteration is not None:
-            on_iteration(row)
-        if out_of_time:
-            break
-    return state
+        return row
+
+    def policy(self):
+        """The current deterministic policy, as the evaluation protocol runs a checkpoint."""
+        return policy_checkpoint_of(self.model, self.cfg, None).host_policy()
+
+    def save(self, path: Path) -> None:
+        save_checkpoint(path, self.model, self.cfg, self.env.obs_layout, self.steps, self.iteration)
 
 
 # -- the policy ------------------------------------------------------------------------------------------

@@ -167,7 +167,9 @@ def batched_policy(spec: str):
     check_batched_policy(spec)
     if spec in BUILTIN_POLICIES:
         return _BuiltinPolicy(spec)
-    return _CheckpointPolicy(checkpoint_path(spec))
+    path = checkpoint_path(spec)
+    assert path is not None  # check_batched_policy
+    return _CheckpointPolicy(path)
 
 
 # -- keys -----------------------------------------------------------------------------------

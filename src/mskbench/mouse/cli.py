@@ -150,7 +150,7 @@ def eval_cmd(clips_dir, synthetic, run_dir, emg_dir, E, tau, Tp, as_json) -> Non
     from mskbench.mouse.clips import attach_emg
     from mskbench.mouse.evaluate import SimplexParams, evaluate, evaluation_env
     from mskbench.mouse.imitation import MouseImitation
-    from mskbench.training import RUN_FILE
+    from mskbench.agents.run_dir import RunDir
 
     if tau == 0:
         raise click.BadParameter("tau must be non-zero", param_hint="--tau")
@@ -167,8 +167,8 @@ def eval_cmd(clips_dir, synthetic, run_dir, emg_dir, E, tau, Tp, as_json) -> Non
         except ValueError as exc:
             raise click.BadParameter(str(exc), param_hint="--emg") from None
     # The task options the policy was trained with (physics step, observation), on these clips.
-    run_file = ckpt.parent / RUN_FILE
-    trained = json.loads(run_file.read_text()).get("task_options", {}) if run_file.exists() else {}
+    run = RunDir(ckpt.parent)
+    trained = run.settings().get("task_options", {}) if run.is_run() else {}
     options = {k: v for k, v in trained.items() if k in MouseImitation.options() and not k.startswith(("clips", "synthetic"))}
     task = MouseImitation(clips=tuple(clips), **options)
     probe = evaluation_env(clips[:1], task)

@@ -782,6 +782,10 @@ class AgenticTuner:
         self._next = every_steps
         self.initial_weights: dict[str, float] = {}
 
+    #: It changes the reward only: the run's evaluation is the protocol's, on the plain CPU env.
+    eval_wrapper = None
+    batched_env_options: dict[str, Any] = {}
+
     @property
     def reasoner_name(self) -> str:
         return self._reasoner_spec if isinstance(self._reasoner_spec, str) \
@@ -919,7 +923,9 @@ def _read_jsonl(path: Path | None) -> list[dict[str, Any]]:
 def _resumed_steps(run_dir: Path, rows: list[dict[str, Any]]) -> int:
     """Environment steps a resumed run starts from: the training log's last row (the checkpoint's), else
     the last update's."""
-    train_rows = _read_jsonl(run_dir / "eval_log.jsonl")
+    from mskbench.agents.run_dir import RunDir
+
+    train_rows = RunDir(run_dir).history()
     if train_rows and "steps" in train_rows[-1]:
         return int(train_rows[-1]["steps"])
     return max((int(r.get("env_steps", 0)) for r in rows), default=0)

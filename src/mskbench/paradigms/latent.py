@@ -11,7 +11,7 @@ the evaluation protocol.
   :class:`~mskbench.agents.latent.wrapper.LatentActionWrapper` (CPU) or a
   :class:`~mskbench.agents.latent.batched.LatentBatchedEnv` (``--backend jax``, any ``--impl``; a resumed
   run's ``λ_t`` continues from the checkpoint's steps) and evaluates the policy through the map
-  (:meth:`LatentPrior.evaluation`, on the CPU or batched), so the periodic evaluation and ``best.npz``
+  (:attr:`LatentPrior.eval_wrapper`, on the CPU or batched), so the periodic evaluation and ``best.npz``
   judge what the body executes. ``run.json`` records the model file
   and its SHA-256, the tube, the mode and the penalty schedule; a resume with another model is refused.
 * :func:`evaluate_through` — ``mskbench latent eval``: deterministic episodes of any policy through the
@@ -20,7 +20,6 @@ the evaluation protocol.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -34,7 +33,7 @@ if TYPE_CHECKING:
 
     from mskbench.agents.latent.data import LatentData
     from mskbench.agents.latent.model import LatentModel
-    from mskbench.training import Evaluation
+    from mskbench.training import EvalWrapper
 
 
 def collect_expert(task: str, policy: Any, *, steps: int, seed: int = 0, noise_std: float = 0.0,
@@ -69,7 +68,7 @@ class LatentPrior:
     :class:`~mskbench.agents.latent.wrapper.LatentActionWrapper` of a CPU
     vector env, or the :class:`~mskbench.agents.latent.batched.LatentBatchedEnv`
     of a batched env (made with :attr:`batched_env_options`, so its worlds carry
-    the moment matrix); :meth:`evaluation` is the run's periodic evaluation through the map.
+    the moment matrix); :attr:`eval_wrapper` runs the run's periodic evaluation through the map.
     """
 
     #: What :func:`mskbench.training.train` passes to the batched training env it makes.
@@ -107,40 +106,24 @@ class LatentPrior:
 
         return LatentBatchedEnv(env, self.model, self.tube, self.mode, self.schedule, steps)
 
-    def evaluation(self, task: Any, episodes: int, eval_env: str, impl: str) -> "Evaluation":
-        """Deterministic episodes from the protocol's seeds 10000, 10001, ... through the map; best by the
+    @property
+    def eval_wrapper(self) -> "EvalWrapper":
+        """The run's periodic evaluation through the map (CPU: the :class:`LatentFilteredEnv` of the
+        protocol env; batched: the :class:`~mskbench.agents.latent.batched.LatentBatchedEnv`); best by the
         task's mean return (the protocol's rule)."""
-        from mskbench.training import EVAL_SEED, Evaluation
+        from mskbench.agents.latent.batched import LatentBatchedEnv
+        from mskbench.training import EvalWrapper
 
-        seeds = [EVAL_SEED + i for i in range(episodes)]
-        if eval_env == "jax":  # one world per episode, as the protocol's batched evaluation
-            from mskbench.agents.jax_eval import BatchedEvaluator
-            from mskbench.agents.latent.batched import LatentBatchedEnv
-            from mskbench.envs.jax_env import TaskJaxEnv
-
-            batched = TaskJaxEnv(type(task)(task.config), episodes, impl=impl, reset_bank=1, muscle_moments=True)
-            return Evaluation(BatchedEvaluator(LatentBatchedEnv(batched, self.model, self.tube, self.mode), seeds),
-                              "mean_return", False)
-        from mskbench.envs.cpu_env import MSKEnv
-        from mskbench.eval.episodes import run_episode
-
-        env = LatentFilteredEnv(MSKEnv(type(task)(task.config)), self.model, self.tube, self.mode)
-
-        def evaluate(policy) -> dict:
-            results = [run_episode(env, policy, s) for s in seeds]  # type: ignore[arg-type]
-            return {"mean_return": sum(r.episode_return for r in results) / len(results),
-                    "success_rate": 100.0 * sum(r.success for r in results) / len(results)}
-
-        return Evaluation(evaluate, "mean_return", False)
+        return EvalWrapper(cpu_env=lambda env: LatentFilteredEnv(env, self.model, self.tube, self.mode),
+                           batched_env=lambda env: LatentBatchedEnv(env, self.model, self.tube, self.mode),
+                           batched_options={"muscle_moments": True})
 
 
 def resumed_steps(out_dir: str | Path) -> int:
     """Transitions a resumed run has made: the last training log row's ``steps`` (the checkpoint's)."""
-    log = Path(out_dir) / "eval_log.jsonl"
-    if not log.is_file():
-        return 0
-    rows = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
-    return int(rows[-1].get("steps", 0)) if rows else 0
+    from mskbench.agents.run_dir import RunDir
+
+    return RunDir(out_dir).resumed_steps()
 
 
 def evaluate_through(task: str, policy: Any, model: "LatentModel", *, tube: float = DEFAULT_TUBE,

@@ -229,10 +229,11 @@ def eval_cmd(policy_spec, task, model_path, tube, episodes, seed, as_json):
     from mskbench.agents.latent.model import LatentModel
     from mskbench.paradigms.latent import evaluate_through
 
+    from mskbench.agents.run_dir import RunDir
+
     settings: dict = {}
-    run_json = Path(policy_spec) / "run.json"
-    if run_json.is_file():
-        run = json.loads(run_json.read_text())
+    if RunDir(policy_spec).is_run():
+        run = RunDir(policy_spec).settings()
         settings = run.get("env_wrapper") or {}
         if settings.get("paradigm") != "latent":
             settings = {}

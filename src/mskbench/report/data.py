@@ -298,7 +298,7 @@ def radar_values(store: dict[str, Any]) -> dict[str, dict[str, dict[str, Any]]]:
 def _run_dirs(paths: Sequence[str | Path]) -> tuple[list[Path], list[str]]:
     """Run directories from the given paths: a run directory (it has run.json), a folder searched for
     them, or a glob pattern (when the shell did not expand it)."""
-    from mskbench.training import RUN_FILE
+    from mskbench.agents.run_dir import RUN_FILE, RunDir
 
     found: list[Path] = []
     notes: list[str] = []
@@ -308,7 +308,7 @@ def _run_dirs(paths: Sequence[str | Path]) -> tuple[list[Path], list[str]]:
         if not candidates:
             notes.append(f"--runs {text}: nothing matches")
         for p in candidates:
-            if (p / RUN_FILE).is_file():
+            if RunDir(p).is_run():
                 found.append(p)
             elif p.is_dir():
                 inner = sorted(q.parent for q in p.rglob(RUN_FILE))

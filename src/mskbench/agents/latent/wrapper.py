@@ -229,12 +229,13 @@ def latent_filter_of(checkpoint: str | Path) -> LatentFilter | None:
     ``env_wrapper.paradigm == "latent"``), or None for any other checkpoint. The model must still be the
     file the run trained with (same SHA-256); otherwise a ``ValueError`` says which."""
     from mskbench.agents.latent.model import LatentModel
+    from mskbench.agents.run_dir import RunDir
 
-    run_json = Path(checkpoint).parent / "run.json"
-    if not run_json.is_file():
+    run = RunDir(Path(checkpoint).parent)
+    if not run.is_run():
         return None
     try:
-        wrapper = json.loads(run_json.read_text()).get("env_wrapper") or {}
+        wrapper = run.settings().get("env_wrapper") or {}
     except (OSError, json.JSONDecodeError):
         return None
     if wrapper.get("paradigm") != "latent":

@@ -3,100 +3,59 @@
 One function builds what a run needs — the environment for the backend
 (``cpu``: MuJoCo C worlds stepped from Python; ``jax``: the batched JAX env,
 ``impl`` ``warp``/``jax``/``cpu``), the algorithm's hyper-parameters (its
-per-backend defaults, the task's preset, then the caller's overrides), the
-periodic evaluation and the best-checkpoint rule — and runs the algorithm of
-:data:`mskbench.agents.ALGORITHMS`. The command line (``mskbench train``,
+per-backend defaults, the preset of the task's study, then the caller's
+overrides: :mod:`mskbench.training.presets`), the periodic evaluation and the
+best-checkpoint rule (:mod:`mskbench.training.evaluation`) — and iterates the
+algorithm's learner (:data:`mskbench.agents.ALGORITHMS`,
+:func:`mskbench.training.loop.train_loop`). The command line (``mskbench train``,
 ``mskbench mouse train``) is a thin layer over it.
 
-A run directory holds ``run.json`` (the resolved settings), ``config.json``
-(the algorithm's hyper-parameters), ``checkpoint.npz`` (the latest, written
-atomically every iteration), ``eval_log.jsonl`` (one row per iteration, with
-the evaluation when there was one), ``best.npz`` (the checkpoint with the best
-evaluation) and ``best.json`` (its score). ``resume=True`` continues a run
-with the same settings.
-
-Evaluation and the best checkpoint, per task:
-
-* suite tasks: ``eval_episodes`` deterministic episodes started as the
-  protocol starts seeds 10000, 10001, ... — on the CPU protocol env
-  (``eval_env="cpu"``, exact) or batched on the training env's physics
-  (``eval_env="jax"``) — best by the highest mean return (Table XVI);
-* the mouse imitation: the track replay error on the first four clips, best by
-  the lowest.
+The run directory (:mod:`mskbench.agents.run_dir`) holds ``run.json`` (the
+resolved settings), ``config.json``, ``checkpoint.npz``, ``eval_log.jsonl``,
+``best.npz`` and ``best.json``; ``resume=True`` continues a run with the same
+settings.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import json
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NamedTuple, Protocol
+from typing import Any, Protocol
 
-from mskbench._version import __version__
 from mskbench._jax import require_jax
+from mskbench._version import __version__
 from mskbench.agents import algorithm
-from mskbench.agents.checkpoint import BestCheckpoint
+from mskbench.agents.run_dir import BEST_CHECKPOINT, BEST_RETURN_CHECKPOINT, BestCheckpoint, RunDir
 from mskbench.tasks import Task, make_task
+from mskbench.training.evaluation import EvalWrapper, run_evaluation, study_evaluation
+from mskbench.training.loop import train_loop
+from mskbench.training.presets import EVAL_EVERY_STEPS, default_total_steps, resolve_config
 
 BACKENDS = ("cpu", "jax")
-#: Seeds of the periodic evaluation's episodes: 10000, 10001, ...
-EVAL_SEED = 10_000
-#: Environment steps between evaluations, per backend.
-EVAL_EVERY_STEPS = {"cpu": 500_000, "jax": 5_000_000}
-#: Total environment steps (Table XVI: 2e8).
-TOTAL_STEPS = 200_000_000
-RUN_FILE = "run.json"
-BEST_FILE = "best.json"
-
-#: (algorithm, task) -> settings a run of it starts from: ``all`` backends, then per backend.
-PRESETS: dict[tuple[str, str], dict[str, dict[str, Any]]] = {
-    # Leonardis et al. (2025): an encoder–decoder policy (3 x 512 each side). Measured on the CPU backend
-    # (46 real clips, 32 worlds): minibatch 512 and initial log-std −1 lowered the replay error steadily
-    # (4.3 -> 2.2 mm in 0.6M steps) where minibatch 2048 / log-std −0.5 did not improve and a learning
-    # rate of 1e-3 diverged.
-    ("ppo", "MouseImitation"): {
-        "all": {"policy": "encoder_decoder", "encoder_hidden": (512,) * 3, "decoder_hidden": (512,) * 3,
-                "value_hidden": (512, 512), "minibatch_size": 512, "epochs": 4, "init_log_std": -1.0,
-                "total_steps": 2_000_000},
-        "cpu": {"num_envs": 32, "num_steps": 64},
-        "jax": {"num_envs": 4096, "num_steps": 64},
-    },
-    # The tracking prior and the residual policies (the paper and the original code give no PPO settings
-    # for them; our choice, docs/residual.md). Measured on TrackWalk's first PPO iteration (4 worlds x 256
-    # steps): Table XVI's lr 3e-4 with 10 epochs moved the mean action by 0.2 per muscle (a third of the
-    # initial std) in the first epoch and log π by up to 590 nats after ten: the ratio overflowed and the
-    # update was NaN. At lr 3e-5, 4 epochs and initial log-std −1: 0.02 per muscle, at most 14 nats.
-    **{("ppo", task): {"all": {"learning_rate": 3e-5, "epochs": 4, "init_log_std": -1.0}}
-       for task in ("TrackWalk", "TrackRun", "TrackStairs", "ResidualWalk", "ResidualRun", "ResidualStairs")},
-}
-#: Iterations between the mouse imitation's evaluations unless ``eval_every_steps`` is given.
-MOUSE_EVAL_EVERY_ITERATIONS = 20
 
 
 class EnvWrapper(Protocol):
-    """Wraps the training environment for a paradigm (a reward modifier such as
-    :class:`mskbench.paradigms.agentic.AgenticTuner`): called with the env, the run directory and
-    ``resume`` once the run directory exists; returns the env the algorithm trains on. ``settings`` are
-    recorded in ``run.json`` (``env_wrapper``); a resumed run must have the same. A wrapper that changes
-    the executed actions (:class:`mskbench.paradigms.latent.LatentPrior`) also has
-    ``evaluation(task, episodes, eval_env, impl) -> Evaluation``, which replaces the run's evaluation,
-    and may have ``batched_env_options``, keyword arguments of the batched training env it needs."""
+    """Wraps the training environment for a paradigm: called with the env, the run directory and
+    ``resume`` once the run directory exists; returns the env the algorithm trains on (a reward modifier
+    such as :class:`mskbench.paradigms.agentic.AgenticTuner`, an action map such as
+    :class:`mskbench.paradigms.latent.LatentPrior`). ``settings`` are recorded in ``run.json``
+    (``env_wrapper``); a resumed run must have the same. ``eval_wrapper``: how the run's evaluation runs
+    the policy (None: as the protocol does); ``batched_env_options``: keyword arguments of the batched
+    training env it needs."""
 
     @property
     def settings(self) -> dict[str, Any]: ...
 
+    @property
+    def eval_wrapper(self) -> EvalWrapper | None: ...
+
+    @property
+    def batched_env_options(self) -> Mapping[str, Any]: ...
+
     def __call__(self, env: Any, out_dir: Path | None, resume: bool) -> Any: ...
-
-
-class Evaluation(NamedTuple):
-    """A run's periodic evaluation: ``evaluate(policy) -> dict`` and the entry that picks ``best.npz``."""
-
-    evaluate: Callable[[Any], dict]
-    metric: str
-    lower_is_better: bool
 
 
 @dataclass
@@ -126,12 +85,7 @@ class Run:
     def best_path(self) -> Path | None:
         """The checkpoint an evaluation of this run uses (``best.npz`` under the best-return rule, else
         the latest ``checkpoint.npz``)."""
-        if self.out_dir is None:
-            return None
-        for name in ("best.npz", "checkpoint.npz"):
-            if (self.out_dir / name).is_file():
-                return self.out_dir / name
-        return None
+        return RunDir(self.out_dir).evaluated_checkpoint() if self.out_dir is not None else None
 
     def peak_efficiency(self):
         """``(T_max, R_max)`` of App. A-B5 (Eqs. 11-12) from this run's evaluations: the earliest
@@ -149,10 +103,8 @@ class Run:
     def load(cls, out_dir: str | Path) -> "Run":
         """A run from its directory (``run.json``, ``eval_log.jsonl``, ``best.json``)."""
         out = Path(out_dir)
-        settings = json.loads((out / RUN_FILE).read_text())
-        log = out / "eval_log.jsonl"
-        history = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
-        best = json.loads((out / BEST_FILE).read_text()) if (out / BEST_FILE).exists() else {}
+        run = RunDir(out)
+        settings, history, best = run.settings(), run.history(), run.best()
         metric = settings.get("metric", "mean_return")
         return cls(out, settings["task"], settings["algo"], settings["backend"], settings, history,
                    history[-1]["steps"] if history else 0, metric, best.get(metric))
@@ -178,14 +130,6 @@ def task_settings(task: Task) -> dict[str, Any]:
     return {k: _jsonable(v) for k, v in task.config.as_dict().items()}
 
 
-def resolve_config(algo: str, task: str, backend: str, overrides: Mapping[str, Any]):
-    """The algorithm's hyper-parameters for ``task`` on ``backend``: defaults, the task's preset, ``overrides``."""
-    alg = algorithm(algo)
-    preset = PRESETS.get((algo, task), {})
-    merged = {**preset.get("all", {}), **preset.get(backend, {}), **overrides}
-    return alg.config(backend, **merged)
-
-
 def _check_choice(name: str, value: str, choices) -> None:
     if value not in choices:
         raise ValueError(f"{name} must be one of {', '.join(map(repr, choices))}, got {value!r}")
@@ -203,48 +147,6 @@ def make_env(task: Task, backend: str, num_envs: int, *, impl: str = "warp", see
     from mskbench.envs.vector import MSKVectorEnv
 
     return MSKVectorEnv(task, num_envs=num_envs)
-
-
-def protocol_evaluation(task: Task, episodes: int, eval_env: str, impl: str) -> Evaluation:
-    """Deterministic episodes from the protocol's starts of seeds 10000, 10001, ...; best by mean return."""
-    seeds = [EVAL_SEED + i for i in range(episodes)]
-    if eval_env == "jax":  # its own worlds (one per episode; MuJoCo Warp sizes its buffers by the batch)
-        from mskbench.agents.jax_eval import BatchedEvaluator
-        from mskbench.envs.jax_env import TaskJaxEnv
-
-        return Evaluation(BatchedEvaluator(TaskJaxEnv(type(task)(task.config), episodes, impl=impl, reset_bank=1),
-                                           seeds), "mean_return", False)
-    from mskbench.envs.cpu_env import MSKEnv
-    from mskbench.eval.episodes import run_episode
-
-    env = MSKEnv(type(task)(task.config))
-
-    def evaluate(policy) -> dict:
-        results = [run_episode(env, policy, s) for s in seeds]
-        return {"mean_return": sum(r.episode_return for r in results) / len(results),
-                "success_rate": 100.0 * sum(r.success for r in results) / len(results)}
-
-    return Evaluation(evaluate, "mean_return", False)
-
-
-def imitation_evaluation(task: Task, episodes: int, eval_env: str, impl: str) -> Evaluation:
-    """The mouse imitation's replay error on its first four clips; best by the lowest."""
-    from mskbench.mouse.evaluate import evaluate as evaluate_clips
-    from mskbench.mouse.imitation import MouseImitation
-
-    if not isinstance(task, MouseImitation):
-        raise TypeError(f"the imitation evaluation needs a MouseImitation task, got {type(task).__name__}")
-    clips = task.clip_list[: min(4, len(task.clip_list))]
-
-    def evaluate(policy) -> dict:
-        result = evaluate_clips(policy, clips, task)["overall"]
-        return {"track_replay_error_mm": result["track_replay_error_mm"], "joint_mae_rad": result["joint_mae_rad"]}
-
-    return Evaluation(evaluate, "track_replay_error_mm", True)
-
-
-#: Task id -> how its runs are evaluated (default: :func:`protocol_evaluation`).
-EVALUATIONS: dict[str, Callable[[Task, int, str, str], Evaluation]] = {"MouseImitation": imitation_evaluation}
 
 
 # -- the run -------------------------------------------------------------------------------------
@@ -317,13 +219,13 @@ def train(task: str | Task, algo: str = "ppo", *, backend: str = "cpu", impl: st
     overrides = dict(config, seed=seed)
     if steps is not None:
         overrides["total_steps"] = int(steps)
-    elif "total_steps" not in PRESETS.get((algo, name), {}).get("all", {}) and \
-            "total_steps" not in alg.defaults.get(backend, {}):
-        overrides.setdefault("total_steps", TOTAL_STEPS)
+    elif default_total_steps(algo, name, backend) is not None:
+        overrides.setdefault("total_steps", default_total_steps(algo, name, backend))
     cfg = resolve_config(algo, name, backend, overrides)
     batch = cfg.num_envs * cfg.num_steps
+    study = study_evaluation(task_obj)
     if eval_every_steps is None:
-        eval_every_steps = (MOUSE_EVAL_EVERY_ITERATIONS * batch if name in EVALUATIONS
+        eval_every_steps = (study.every_iterations * batch if study is not None
                             else alg.eval_every_steps or EVAL_EVERY_STEPS[backend] if backend == "cpu"
                             else EVAL_EVERY_STEPS[backend])
     settings = {"task": name, "task_options": task_settings(task_obj), "algo": algo, "backend": backend,
@@ -338,14 +240,12 @@ def train(task: str | Task, algo: str = "ppo", *, backend: str = "cpu", impl: st
         _check_run_dir(out_dir, settings, resume)
 
     env = make_env(task_obj, backend, cfg.num_envs, impl=impl, seed=seed,
-                   batched_options=getattr(env_wrapper, "batched_env_options", None))
-    evaluation = EVALUATIONS.get(name, protocol_evaluation)(task_obj, eval_episodes, eval_env, impl)
-    if callable(getattr(env_wrapper, "evaluation", None)):  # an action map: evaluate the policy through it
-        evaluation = env_wrapper.evaluation(task_obj, eval_episodes, eval_env, impl)  # type: ignore[union-attr]
+                   batched_options=env_wrapper.batched_env_options if env_wrapper is not None else None)
+    evaluation = run_evaluation(task_obj, eval_episodes, eval_env, impl,
+                                env_wrapper.eval_wrapper if env_wrapper is not None else None)
     settings["metric"] = evaluation.metric
     if out_dir is not None:
-        out_dir.mkdir(parents=True, exist_ok=True)
-        (out_dir / RUN_FILE).write_text(json.dumps(settings, indent=2))
+        RunDir(out_dir).write_settings(settings)
     if env_wrapper is not None:
         try:
             env = env_wrapper(env, out_dir, resume)
@@ -353,8 +253,8 @@ def train(task: str | Task, algo: str = "ppo", *, backend: str = "cpu", impl: st
             if callable(getattr(env, "close", None)):
                 env.close()
             raise
-    best = BestCheckpoint(out_dir, BEST_FILE, evaluation.metric, lower_is_better=evaluation.lower_is_better,
-                          resume=resume, copy_to="best.npz" if alg.checkpoint_rule == "best" else "best_return.npz") \
+    best = BestCheckpoint(out_dir, evaluation.metric, lower_is_better=evaluation.lower_is_better, resume=resume,
+                          copy_to=BEST_CHECKPOINT if alg.checkpoint_rule == "best" else BEST_RETURN_CHECKPOINT) \
         if out_dir is not None else None
     run = Run(out_dir, name, algo, backend, settings, metric=evaluation.metric)
     if on_start is not None:
@@ -370,14 +270,14 @@ def train(task: str | Task, algo: str = "ppo", *, backend: str = "cpu", impl: st
 
     started = time.perf_counter()
     try:
-        state = alg.train(env, cfg, out_dir=out_dir, resume=resume, eval_fn=evaluation.evaluate,
-                          eval_every=max(1, round(eval_every_steps / batch)), on_iteration=report,
-                          time_limit_s=time_limit_s)
+        trained = train_loop(alg, env, cfg, out_dir=out_dir, resume=resume, eval_fn=evaluation.evaluate,
+                             eval_every=max(1, round(eval_every_steps / batch)), on_iteration=report,
+                             time_limit_s=time_limit_s)
     finally:
         close = getattr(env, "close", None)
         if close is not None:
             close()
-    run.history, run.steps = list(state.history), int(state.steps)
+    run.history, run.steps = list(trained.history), int(trained.steps)
     run.best = best.best if best is not None else None
     run.settings["wall_s"] = time.perf_counter() - started
     return run
@@ -385,12 +285,12 @@ def train(task: str | Task, algo: str = "ppo", *, backend: str = "cpu", impl: st
 
 def _check_run_dir(out_dir: Path, settings: dict, resume: bool) -> None:
     """Never overwrite a run by accident; resume only a run with the same settings."""
-    previous = out_dir / RUN_FILE
+    run = RunDir(out_dir)
     if resume:
-        if not (out_dir / "checkpoint.npz").exists():
-            raise FileNotFoundError(f"nothing to resume: {out_dir / 'checkpoint.npz'} does not exist")
-        if previous.exists():
-            old = json.loads(previous.read_text())
+        if not run.checkpoint.exists():
+            raise FileNotFoundError(f"nothing to resume: {run.checkpoint} does not exist")
+        if run.is_run():
+            old = run.settings()
             keys = ("task", "task_options", "algo", "backend", "impl", "env_wrapper")
             diff = [k for k in keys if old.get(k) != settings.get(k)]
             cfg_diff = sorted(k for k, v in settings["config"].items()
@@ -398,6 +298,6 @@ def _check_run_dir(out_dir: Path, settings: dict, resume: bool) -> None:
             if diff or cfg_diff:
                 raise ValueError(f"{out_dir} was trained with other settings ({', '.join(diff + cfg_diff)}); "
                                  "resume with the same settings")
-    elif (out_dir / "checkpoint.npz").exists():
+    elif run.checkpoint.exists():
         raise FileExistsError(f"{out_dir} already holds a run; resume it (resume=True / --resume) "
                               "or choose another directory")
