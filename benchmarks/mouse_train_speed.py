@@ -58,8 +58,8 @@ def measure(backend: str = "cpu", impl: str = "jax", num_envs: int = 32, clips_d
             budget_s: float = 300.0, eval_every: int = 10) -> dict:
     """The report (also used by ``benchmarks/gpu_check.py``'s ``mouse_warp`` stage)."""
     from mskbench.agents.ppo import PPOConfig
-    from mskbench.mouse.evaluate import evaluate
-    from mskbench.mouse.imitation import MouseImitation
+    from mskbench.eval.mouse import evaluate
+    from mskbench.tasks.mouse_imitation import MouseImitation
     from mskbench.training import make_env
     from mskbench.training.loop import train_loop
 

@@ -23,13 +23,13 @@ LAYERS = {
     "mskbench.catalog": 0, "mskbench._jax": 0, "mskbench._version": 0, "mskbench.metrics": 0,
     "mskbench.body": 1, "mskbench.mouse": 1,  # the mouse slice's data: clips, registration, replay, synthesis
     "mskbench.sim": 2,
-    "mskbench.tasks": 3, "mskbench.mouse.imitation": 3,
+    "mskbench.tasks": 3,
     "mskbench.envs": 4, "mskbench.policies": 4, "mskbench.jax_env": 4,
     "mskbench.control": 4.5,  # training-free experts: they read the envs' simulators
     "mskbench.agents": 5,
     # A residual task runs its frozen base policy inside its observation (checkpoint loading: agents).
     "mskbench.tasks.residual": 5,
-    "mskbench.eval": 6, "mskbench.mouse.evaluate": 6,
+    "mskbench.eval": 6,
     "mskbench.training": 7,
     # The residual action map's training glue (its evaluation and train_residual) sits beside training.
     "mskbench.agents.residual": 7,

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from mskbench.cli import main
 from mskbench.envs import MSKEnv
-from mskbench.mouse.imitation import (MouseImitation, ReferenceBank, control_cost, energy_cost, reference_at,
+from mskbench.tasks.mouse_imitation import (MouseImitation, ReferenceBank, control_cost, energy_cost, reference_at,
                                       tracking_reward)
 from mskbench.mouse.synthetic import SyntheticConfig, make_synthetic_clip, make_synthetic_clips
 
@@ -172,7 +172,7 @@ def test_eval_reports_missing_emg_as_absent(tmp_path):
     import mskbench
     from mskbench.agents.checkpoint import load_policy
     from mskbench.mouse.clips import Clip
-    from mskbench.mouse.evaluate import evaluate
+    from mskbench.eval.mouse import evaluate
 
     clip = make_synthetic_clip(5)
     bare = Clip(name="bare", fps=clip.fps, qpos=clip.qpos, keypoints=clip.keypoints, offsets=clip.offsets)

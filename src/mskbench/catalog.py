@@ -60,7 +60,7 @@ TASKS: dict[str, TaskEntry] = {
     **_suite("locomotion", "Walk", "Crawl", "Run", "Jump", "WalkTurn", "Sidestep"),
     **_suite("interaction", "Stairs", "Hurdle", "StepStones", "Slide", "OpenDoor", "Reach", "WalkAndSit", "ChinUp",
              "Catch", "PoleWalk"),
-    "MouseImitation": TaskEntry("imitation", "mskbench.mouse.imitation:MouseImitation", study="mouse",
+    "MouseImitation": TaskEntry("imitation", "mskbench.tasks.mouse_imitation:MouseImitation", study="mouse",
                                 body="mouse_forelimb"),
     # The imitation prior (motion tracking) and residual adaptation over it (Sec. III, App. A-J).
     **{n: TaskEntry("imitation", f"mskbench.tasks.tracking:{n}", study="residual")

@@ -148,8 +148,8 @@ def eval_cmd(clips_dir, synthetic, run_dir, emg_dir, E, tau, Tp, as_json) -> Non
     """Track replay error (mm), EMG fit MAE and simplex ρ of a trained policy, per clip and overall."""
     from mskbench.agents.checkpoint import checkpoint_path, load
     from mskbench.mouse.clips import attach_emg
-    from mskbench.mouse.evaluate import SimplexParams, evaluate, evaluation_env
-    from mskbench.mouse.imitation import MouseImitation
+    from mskbench.eval.mouse import SimplexParams, evaluate, evaluation_env
+    from mskbench.tasks.mouse_imitation import MouseImitation
     from mskbench.agents.run_dir import RunDir
 
     if tau == 0:

@@ -80,8 +80,8 @@ def protocol_evaluation(task: Task, episodes: int, eval_env: str, impl: str,
 
 def imitation_evaluation(task: Task, episodes: int, eval_env: str, impl: str) -> Evaluation:
     """The mouse imitation's replay error on its first four clips; best by the lowest."""
-    from mskbench.mouse.evaluate import evaluate as evaluate_clips
-    from mskbench.mouse.imitation import MouseImitation
+    from mskbench.eval.mouse import evaluate as evaluate_clips
+    from mskbench.tasks.mouse_imitation import MouseImitation
 
     if not isinstance(task, MouseImitation):
         raise TypeError(f"the imitation evaluation needs a MouseImitation task, got {type(task).__name__}")

@@ -29,7 +29,7 @@ import numpy as np
 
 from mskbench.envs.cpu_env import PHYSICS_UNSTABLE, MSKEnv
 from mskbench.mouse.clips import Clip
-from mskbench.mouse.imitation import MouseImitation
+from mskbench.tasks.mouse_imitation import MouseImitation
 from mskbench.policies import as_policy
 
 
