@@ -24,7 +24,7 @@ from pathlib import Path
 
 
 def evaluate(env, policy, seeds, reference_policy=None):
-    from mskbench.paradigms.imitation import summarize, tracking_report, tracking_rollout
+    from mskbench.paradigms.residual.measure import summarize, tracking_report, tracking_rollout
 
     reports = []
     for seed in seeds:
@@ -54,10 +54,10 @@ def main() -> None:
     args = ap.parse_args()
 
     import mskbench
-    from mskbench.agents.residual import ResidualMap, ResidualPolicy, train_residual
+    from mskbench.paradigms.residual import ResidualMap, ResidualPolicy, train_residual
     from mskbench.envs import MSKEnv
     from mskbench.eval.protocol import load_policy
-    from mskbench.paradigms.imitation import base_rollout_policy
+    from mskbench.paradigms.residual.measure import base_rollout_policy
     from mskbench.policies import make_policy
     from mskbench.tasks import make_task
     from mskbench.training import EVAL_SEED

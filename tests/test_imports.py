@@ -27,12 +27,8 @@ LAYERS = {
     "mskbench.envs": 4, "mskbench.policies": 4, "mskbench.jax_env": 4,
     "mskbench.control": 4.5,  # training-free experts: they read the envs' simulators
     "mskbench.agents": 5,
-    # A residual task runs its frozen base policy inside its observation (checkpoint loading: agents).
-    "mskbench.tasks.residual": 5,
     "mskbench.eval": 6,
     "mskbench.training": 7,
-    # The residual action map's training glue (its evaluation and train_residual) sits beside training.
-    "mskbench.agents.residual": 7,
     "mskbench.paradigms": 8,  # agentic tuning and direct control: built on training and the envs
     "mskbench.report": 8,  # the HTML report: reads the store, runs and published tables, rolls out for heatmaps
     "mskbench.cli": 9, "mskbench._cli": 9, "mskbench.mouse.cli": 9, "mskbench.paradigms.cli": 9,

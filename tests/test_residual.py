@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from mskbench.agents.residual import (ResidualMap, ResidualPolicy, ResidualVectorEnv, combine, residual_penalty)
+from mskbench.paradigms.residual import (ResidualMap, ResidualPolicy, ResidualVectorEnv, combine, residual_penalty)
 from mskbench.cli import main
 
 

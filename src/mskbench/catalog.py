@@ -65,7 +65,7 @@ TASKS: dict[str, TaskEntry] = {
     # The imitation prior (motion tracking) and residual adaptation over it (Sec. III, App. A-J).
     **{n: TaskEntry("imitation", f"mskbench.tasks.tracking:{n}", study="residual")
        for n in ("TrackWalk", "TrackRun", "TrackStairs")},
-    **{n: TaskEntry("residual", f"mskbench.tasks.residual:{n}", study="residual")
+    **{n: TaskEntry("residual", f"mskbench.paradigms.residual.tasks:{n}", study="residual")
        for n in ("ResidualWalk", "ResidualRun", "ResidualStairs")},
 }
 

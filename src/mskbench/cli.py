@@ -320,7 +320,7 @@ def _select_tasks(task: str, family: str | None) -> list[str]:
     residual = [n for n in names if n in task_ids(family="residual")]
     if residual:  # the protocol would run the residual action alone, on a default base
         raise click.BadParameter(f"{', '.join(residual)}: a residual run acts through its base policy, which the "
-                                 "protocol does not compose; evaluate it with mskbench.agents.residual."
+                                 "protocol does not compose; evaluate it with mskbench.paradigms.residual."
                                  "residual_policy(RUN, env) (docs/residual.md)", param_hint="--task")
     return names
 
@@ -772,7 +772,7 @@ def _settings(pairs: tuple[str, ...]) -> dict:
               help="Residual adaptation (Eq. 2 / 38, App. A-J; TASK: ResidualWalk, ResidualRun or ResidualStairs): "
                    "the frozen base policy, a run directory or checkpoint of a tracking prior (mskbench train "
                    "TrackWalk ...; zero or passive for tests). The trained policy is the residual a_res; the "
-                   "muscles get clip(a_base + alpha * clip(a_res, -1, 1), -1, 1) (mskbench.agents.residual).")
+                   "muscles get clip(a_base + alpha * clip(a_res, -1, 1), -1, 1) (mskbench.paradigms.residual).")
 @click.option("--latent", "latent_model", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
               help="Latent-action RL, hard mode (App. A-G): every muscle action is clipped into a tube around the "
                    "prior this encoder-decoder (mskbench latent fit) decodes from it and the muscle states, and "
@@ -850,7 +850,7 @@ def _residual_base(task, base, tuner):
         raise click.BadParameter(f"--base is for the residual tasks ({names}), not {task}", param_hint="--base")
     if tuner is not None:
         raise click.BadParameter("--base and --agentic cannot be combined", param_hint="--base")
-    from mskbench.agents.residual import ResidualWrapper, resolve_base
+    from mskbench.paradigms.residual import ResidualWrapper, resolve_base
 
     try:
         return ResidualWrapper(), {"base": resolve_base(base)}

@@ -180,7 +180,7 @@ def _check_task(task: str) -> str:
     name = task_id(task)  # unknown: a ValueError naming the valid tasks
     if name in task_ids(family="residual"):
         raise ValueError(f"{name}: a residual task acts through its base policy, which a recording does not "
-                         "compose; record its base task, or evaluate it with mskbench.agents.residual "
+                         "compose; record its base task, or evaluate it with mskbench.paradigms.residual "
                          "(docs/residual.md)")
     return name
 

@@ -5,7 +5,7 @@ MuscleMimic policy, which tracks motion-capture clips; the clips are gated.
 These tasks train a tracking policy with the project's own trainers on the
 procedural references of :mod:`mskbench.tasks.motion_reference` (walk at
 1.2 m/s, run at 3 m/s, stair climbing over the Stairs course). The policy is
-the frozen base of the residual tasks (:mod:`mskbench.tasks.residual`).
+the frozen base of the residual tasks (:mod:`mskbench.paradigms.residual.tasks`).
 
 Reward (per control step; ``mean`` over the components; the reference is taken
 at the episode's reference time ``ref_t`` after this step's advance):

@@ -13,7 +13,7 @@ observation: same blocks, same order), and so is foot contact (block
 ``foot_contact``, from which α is scheduled). The combination itself, the
 residual L2 penalty ``c_res · mean(a_res²)`` (``residual_l2_weight``,
 −0.02) and the schedule are applied between the trainer and the env by
-:mod:`mskbench.agents.residual` (the env sees only the executed action) —
+:mod:`mskbench.paradigms.residual.wrapper` (the env sees only the executed action) —
 one formula each, NumPy and JAX.
 
 Reward (App. A-J1: no action-rate or activation cost — ``efficiency`` is
@@ -88,7 +88,6 @@ more than this, 1 N), and per task ``alpha_stance``, ``alpha_swing``,
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -110,7 +109,7 @@ def resolve_base(base: str) -> str:
     (a run directory means its best.npz, else its checkpoint.npz)."""
     if base in BUILTIN_BASES:
         return base
-    from mskbench.agents.checkpoint import checkpoint_path
+    from mskbench.agents.run_dir import checkpoint_path
 
     path = checkpoint_path(str(base))
     if path is None:

@@ -1,6 +1,6 @@
 """Residual adaptation (Eq. 2 / 38) as an action-map wrapper any trainer can train through.
 
-The residual tasks (:mod:`mskbench.tasks.residual`) put the frozen base
+The residual tasks (:mod:`mskbench.paradigms.residual.tasks`) put the frozen base
 policy's action ``a_base`` and foot contact in their observation. Between the
 trainer and the env this module executes, per world (one formula each, in the
 array namespace ``xp``, NumPy on the CPU stack and ``jax.numpy`` inside the
@@ -41,7 +41,7 @@ import numpy as np
 
 from mskbench.catalog import task_ids
 from mskbench.envs.vector import checked_actions
-from mskbench.tasks.residual import resolve_base
+from mskbench.paradigms.residual.tasks import resolve_base
 
 FORMULA = "clip(a_base + alpha * clip(a_res, -1, 1), -1, 1)"
 

@@ -1,7 +1,7 @@
 """The imitation prior and residual adaptation, measured: rollouts with the tracking metrics.
 
 :func:`tracking_rollout` runs one episode of a tracking or residual task
-(:mod:`mskbench.tasks.tracking`, :mod:`mskbench.tasks.residual`) on the CPU
+(:mod:`mskbench.tasks.tracking`, :mod:`mskbench.paradigms.residual.tasks`) on the CPU
 environment and records, every control step, the 16 tracked sites, the root
 (pelvis) and the joints next to the task's reference at the same reference
 time. :func:`tracking_report` reduces a rollout to what the paper reports for
@@ -119,7 +119,7 @@ def tracking_report(trace: TrackingTrace, reference: TrackingTrace | None = None
 
 def base_rollout_policy(env):
     """The residual task's frozen base alone (zero residual): Eq. 20's reference rollout of the paper."""
-    from mskbench.agents.residual import ResidualMap, ResidualPolicy
+    from mskbench.paradigms.residual.wrapper import ResidualMap, ResidualPolicy
     from mskbench.policies import make_policy
 
     return ResidualPolicy(make_policy("zero", env.action_space.shape[0]), ResidualMap(env.task, env.obs_layout))
