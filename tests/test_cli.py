@@ -107,7 +107,7 @@ def test_render_writes_video(tmp_path):
 
 
 def test_durations_read_seconds_minutes_and_hours():
-    from mskbench.cli import Duration
+    from mskbench.cli.common import Duration
 
     read = Duration().convert
     assert [read(v, None, None) for v in ("90", "90s", "3m", "1.5h", " 2M ", 7)] == [90, 90, 180, 5400, 120, 7]
@@ -173,7 +173,7 @@ def test_tables_on_a_narrow_terminal_are_never_cut(width):
     from rich.console import Console
     from rich.table import Table
 
-    from mskbench.cli import _print_table
+    from mskbench.cli.common import print_table as _print_table
 
     table = Table(title="policy 'passive', seeds 0..0")
     for col in ("task", "episode", "seed", "return", "length", "success", "termination"):

@@ -31,7 +31,7 @@ LAYERS = {
     "mskbench.training": 7,
     "mskbench.paradigms": 8,  # agentic tuning and direct control: built on training and the envs
     "mskbench.report": 8,  # the HTML report: reads the store, runs and published tables, rolls out for heatmaps
-    "mskbench.cli": 9, "mskbench._cli": 9, "mskbench.mouse.cli": 9, "mskbench.paradigms.cli": 9,
+    "mskbench.cli": 9,
     "mskbench.__main__": 9, "mskbench": 9,
 }
 

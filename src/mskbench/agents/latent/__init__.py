@@ -24,7 +24,7 @@ The pieces, each usable on its own:
 Tied to policy specs, training runs and the evaluation protocol in
 :mod:`mskbench.paradigms.latent` (``LatentPrior``, the ``env_wrapper`` of
 ``mskbench train TASK --latent MODEL --tube R``; ``collect_expert``;
-``evaluate_through``); command line in :mod:`mskbench.paradigms.latent_cli`
+``evaluate_through``); command line in :mod:`mskbench.cli.latent`
 (``mskbench latent collect|fit|eval``).
 
 Importing this package loads no JAX; the model and the wrappers load it when used.

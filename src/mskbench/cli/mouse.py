@@ -12,7 +12,7 @@ from pathlib import Path
 
 import click
 
-from mskbench._cli import TIME_LIMIT_HELP, Duration, run_training, stop_note
+from mskbench.cli.common import TIME_LIMIT_HELP, Duration, run_training, stop_note
 
 log = logging.getLogger("mskbench.mouse")
 

@@ -1,4 +1,4 @@
-"""The paradigms' command line: ``mskbench direct start|act|report`` and the report of ``train --agentic``.
+"""``mskbench direct start|act|report``: direct external control (App. A-F).
 
     mskbench direct start Walk --seed 0 --hold-steps 20 --dir D     # metadata + observation 0, then pause
     mskbench direct act D action.json                               # validate, replay, hold, next observation
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import click
 
-from mskbench._cli import task_list
+from mskbench.cli.common import task_list
 
 
 @click.group("direct", short_help="Direct external control: a paused, replayable session driven through files (App. A-F).")
@@ -125,21 +125,3 @@ def report_cmd(directory: Path, reference: str, as_json: bool) -> None:
     click.echo(f"divergence      {div_text}")
     click.echo(f"tracking RMSE   {'N/A' if rmse is None else f'{rmse:.3f} m'}")
     click.echo(f"outcome         {out['reason']} ({out['detail']})")
-
-
-def report_agentic(run, tuner) -> None:
-    """After ``train --agentic``: Table III of the run's checkpoint and where the update log is."""
-    from mskbench.paradigms.agentic import SUMMARY_FILE, evaluate_run
-
-    episodes = int(run.settings.get("eval_episodes", 10))
-    summary = evaluate_run(run, tuner, episodes=episodes)
-    counts = ", ".join(f"{n} {status}" for status, n in sorted(summary["updates"].items())) or "none"
-    click.echo(f"agentic ({summary['reasoner']}): weight updates {counts}; log {summary['log']}")
-    t3 = summary["table_iii"]
-    if "absent" in t3:
-        click.echo(f"Table III: {t3['absent']}")
-        return
-    rmse = "N/A" if t3["tracking_rmse"] is None else f"{t3['tracking_rmse']:.4f}"
-    act = "N/A" if t3["mean_activation"] is None else f"{t3['mean_activation']:.4f}"
-    click.echo(f"Table III over {t3['episodes']} episodes: survival {t3['survival_steps']:.1f} steps, "
-               f"tracking RMSE {rmse} rad, mean activation {act} ({run.out_dir / SUMMARY_FILE})")

@@ -14,40 +14,14 @@ from pathlib import Path
 import click
 
 from mskbench.catalog import task_id
+from mskbench.cli.common import Duration, make_console, progress_bar
 
 
-# Small stand-ins for mskbench._cli's helpers: this module sits in the paradigms layer, below the CLI's.
 def _task(task: str) -> str:
     try:
         return task_id(task.strip())
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="TASK") from None
-
-
-def _progress():
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    console = Console()
-    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                    console=console, transient=True, disable=not console.is_terminal)
-
-
-class _Seconds(click.ParamType):
-    """A duration: seconds, or a number with s, m or h (90, 90s, 3m)."""
-
-    name = "duration"
-
-    def convert(self, value, param, ctx):
-        text = str(value).strip().lower()
-        scale = {"s": 1.0, "m": 60.0, "h": 3600.0}.get(text[-1:])
-        try:
-            seconds = float(text[:-1] if scale else text) * (scale or 1.0)
-        except ValueError:
-            self.fail(f"{value!r} is not a duration (90, 90s, 3m, 1.5h)", param, ctx)
-        if not 0 < seconds < float("inf"):
-            self.fail(f"{value!r}: a duration must be positive and finite", param, ctx)
-        return seconds
 
 
 @click.group("latent", short_help="Latent-action RL, hard mode (App. A-G): expert data, encoder-decoder, evaluation.")
@@ -102,7 +76,7 @@ def collect_cmd(task, policy_spec, steps, out, seed, noise_std, force, as_json):
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--policy") from None
     n = DEFAULT_SAMPLES if steps is None else steps
-    with _progress() as progress:
+    with progress_bar(make_console()) as progress:
         job = progress.add_task(f"{name}: collecting", total=n)
         try:
             data = collect_expert(name, policy_spec, steps=n, seed=seed, noise_std=noise_std,
@@ -149,7 +123,7 @@ def _widths(text: str | None, option: str):
 @click.option("--batch-size", type=click.IntRange(min=1), default=256, show_default=True)
 @click.option("--learning-rate", type=click.FloatRange(min=0.0, min_open=True), default=1e-4, show_default=True)
 @click.option("--max-updates", type=click.IntRange(min=1), default=None, help="Stop after this many gradient steps.")
-@click.option("--time-limit", type=_Seconds(), default=None, help="Stop after the first gradient step past this "
+@click.option("--time-limit", type=Duration(), default=None, help="Stop after the first gradient step past this "
               "wall-clock time (90s, 3m).")
 @click.option("--holdout", type=click.FloatRange(0.0, 1.0, min_open=True, max_open=True), default=0.2,
               show_default=True, help="Share of the episodes held out for the statistics.")

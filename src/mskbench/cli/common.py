@@ -1,15 +1,20 @@
-"""What every ``mskbench`` command group shares: console, progress bars, durations, task lists."""
+"""What every ``mskbench`` command shares: console, progress bars, tables, durations, task lists, options."""
 
 from __future__ import annotations
 
+import logging
+import os
 from pathlib import Path
 
 import click
 from rich.console import Console
 from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
                            TimeRemainingColumn)
+from rich.table import Table
 
 from mskbench.catalog import suite_ids, task_id
+
+log = logging.getLogger("mskbench")
 
 
 def make_console() -> Console:
@@ -117,3 +122,61 @@ def run_training(task, *, out_dir: Path, **kwargs):
         raise click.UsageError(str(exc)) from None
     except (RuntimeError, MemoryError, FileExistsError, FileNotFoundError, ImportError) as exc:
         raise click.ClickException(str(exc)) from None
+
+
+def policy_choice():
+    from mskbench.policies import BUILTIN_POLICIES
+
+    return click.Choice(BUILTIN_POLICIES)
+
+
+DEFAULT_STORE = "mskbench-results.db"
+
+
+def store_option(f):
+    return click.option("--store", "store_path", type=click.Path(dir_okay=False, path_type=Path),
+                        default=lambda: os.environ.get("MSKBENCH_STORE", DEFAULT_STORE), show_default=DEFAULT_STORE,
+                        help="Results store (SQLite file; env MSKBENCH_STORE).")(f)
+
+
+def fmt(x, spec: str) -> str:
+    return "—" if x is None else format(x, spec)
+
+
+def print_table(table: Table, console=None) -> None:
+    """Print ``table`` with no cell cut short: at its full width when piped; on a terminal narrower than
+    the table, without its outer border first, then with cells folded onto more lines (never cut)."""
+    console = console or make_console()
+    for column in table.columns:
+        column.overflow = "fold"
+    unbounded = console.options.update_width(2**16)
+    if not console.is_terminal:
+        console.width = max(console.width, console.measure(table, options=unbounded).maximum)
+    elif console.measure(table, options=unbounded).maximum > console.width:
+        table.show_edge = table.pad_edge = False
+    console.print(table)
+
+
+def task_lines(console, episodes: dict[str, int]):
+    """A callback ``(task, episode_return)`` that prints one plain line on stderr when the last of a
+    task's ``episodes[task]`` episodes is done, when stdout is not a terminal (no progress bar then)."""
+    returns: dict[str, list[float]] = {}
+
+    def finished(task: str, episode_return: float) -> None:
+        rs = returns.setdefault(task, [])
+        rs.append(episode_return)
+        if not console.is_terminal and len(rs) == episodes[task]:
+            click.echo(f"{task}: {len(rs)} episode{'s' * (len(rs) != 1)}, mean return {sum(rs) / len(rs):.2f}",
+                       err=True)
+
+    return finished
+
+
+def writable_file(path: Path | None, option: str) -> None:
+    """A one-line usage error, before anything runs, when ``path`` cannot be written."""
+    if path is None:
+        return
+    if path.is_dir():
+        raise click.BadParameter(f"{path} is a directory; give a file name", param_hint=option)
+    if not path.parent.is_dir():
+        raise click.BadParameter(f"directory {path.parent} does not exist", param_hint=option)
