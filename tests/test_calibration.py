@@ -152,3 +152,22 @@ def test_bad_input_is_a_one_line_error_naming_the_choices(tmp_path):
     result = _calibrate(tmp_path / "x.db", "--json", str(tmp_path / "no" / "t.json"))
     assert result.exit_code == 2 and "does not exist" in result.output
     assert not (tmp_path / "x.db").exists()  # nothing was run or created
+
+
+def test_hold_counts_as_free_only_where_the_goal_is_more_than_the_start():
+    """``hold`` keeps the start: a success of it is free on Crawl (and degenerates Crawl's native signal), not
+    on Stand, whose goal is the start; the expert's successes are never free."""
+    def row(task, policy, sr, native):
+        return {"task": task, "policy": policy, "sr_paper_pct": sr, "sr_table_xii_pct": sr,
+                "sr_native_pct": native, "native_counts": False}
+
+    tasks = ["Stand", "Crawl"]
+    table = {"tasks": tasks, "native": {t: cal._native(t) for t in tasks},
+             "rows": [row("Stand", "hold", 10.0, 0.0), row("Crawl", "hold", 70.0, 70.0),
+                      row("Stand", "expert", 96.0, 0.0), row("Crawl", "zero", 0.0, 0.0)]}
+    assert cal.free_policy("hold", "Crawl") and not cal.free_policy("hold", "Stand")
+    assert cal.free_policy("random", "Stand") and not cal.free_policy("expert", "Crawl")
+    assert [(f["task"], f["policy"]) for f in cal.free_successes(table)] == [("Crawl", "hold")]
+    verdicts = cal.native_verdicts(table)
+    assert verdicts["Crawl"]["max_native_pct"] == 70.0 and verdicts["Crawl"]["degenerate"]
+    assert verdicts["Crawl"]["declared_degenerate"] and verdicts["Crawl"]["agrees"]

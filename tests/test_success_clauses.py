@@ -315,18 +315,6 @@ def _balance(env):
                       "CoM within 10.6 cm of the board": (place(q, dxy=(0.15, 0.0), lift=0.5), qd)}
 
 
-def _crawl(env):
-    env.reset(seed=0)
-    task, ts = env.task, dict(env.task_state)
-    q = env.data.qpos.copy()
-    back, slow = np.zeros(env.model.nv), np.zeros(env.model.nv)
-    back[0], slow[0] = -0.9, -0.7
-    ahead = q.copy()
-    ahead[0] += task.forward_limit_m + 0.1  # moved_forward: terminated
-    return task, ts, {"holds": (q, back), "backward faster than 0.8 m/s": (q, slow),
-                      "not terminated": (ahead, back)}
-
-
 def _pelvis_at(env, axis, value):
     q = env.data.qpos.copy()
     q[axis] += value - _view(env, q).pelvis_pos[axis]
@@ -391,7 +379,7 @@ def _walk_and_sit(env):
 
 
 #: Counted native signals read from the simulator: per task, a builder of ``(task, reset task state, cases)``.
-PHYSICAL_NATIVE = {"Stand": _stand, "Balance": _balance, "Crawl": _crawl, "Stairs": _stairs, "OpenDoor": _open_door,
+PHYSICAL_NATIVE = {"Stand": _stand, "Balance": _balance, "Stairs": _stairs, "OpenDoor": _open_door,
                    "Catch": _catch, "WalkAndSit": _walk_and_sit}
 #: Counted native signals read from the task state: ``(key, value that holds, value that fails)``.
 COUNTER_NATIVE = {"WalkTurn": ("target_idx", 3, 2), "StepStones": ("stone_idx", 9, 8), "Reach": ("touches", 6, 5)}

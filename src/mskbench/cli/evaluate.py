@@ -237,7 +237,8 @@ DEFAULT_CALIBRATION_STORE = "mskbench-calibration.db"
 @click.option("--markdown", "md_path", type=click.Path(path_type=Path), default=None,
               help="Write the table as Markdown to this file.")
 @click.option("--check", is_flag=True,
-              help="Exit with status 1 when zero, passive or random meets a success criterion that counts.")
+              help="Exit with status 1 when zero, passive or random (or hold, where a task's goal is more than "
+                   "keeping its start) meets a success criterion that counts.")
 def calibrate_cmd(task, policies, episodes, seed, workers, executor, address, store_path, json_path, md_path,
                   check):
     """Calibrate success: built-in policies that control nothing, on every task.
@@ -308,13 +309,16 @@ def calibrate_cmd(task, policies, episodes, seed, workers, executor, address, st
     print_table(rich, console)
     disagree = [t for t, v in verdicts.items() if not v["agrees"]]
     if disagree:
-        click.echo("native signals met by a trivial policy but counted, or declared degenerate but never met: "
-                   + ", ".join(disagree))
+        click.echo("native signals met by a policy that controls nothing (or by hold where the goal is more than "
+                   "the start) but counted, or declared degenerate but never met by one: " + ", ".join(disagree))
     if table["missing"]:
         click.echo(f"{table['missing']} episodes are not in {store_path} yet")
     trivial = [p for p in names if p in cal.TRIVIAL_POLICIES]
+    if cal.HOLD_PROBE in names:
+        trivial.append(f"{cal.HOLD_PROBE} where the goal is more than the start")
     if free:
-        click.echo("free successes (a trivial policy meets a criterion that counts): "
+        click.echo("free successes (a trivial policy, or hold where the goal is more than the start, meets a "
+                   "criterion that counts): "
                    + ", ".join(f"{f['task']}/{f['policy']} {f['sr_paper_pct']:.0f} %" for f in free))
     elif trivial:
         click.echo(f"free successes: none ({', '.join(trivial)} never met a criterion that counts)")

@@ -16,9 +16,11 @@ by the paper's rule (the two combined, :func:`mskbench.tasks.base.paper_success`
 the median, minimum and maximum episode length, the return's mean, spread
 and extremes, and the termination reasons with their counts.
 :func:`free_successes` lists every counted success of a trivial policy
-(``zero``, ``passive``, ``random``), which must be none; :func:`native_verdicts`
-says per task whether a trivial policy meets its native signal (the signal is
-then degenerate) and whether the task declares it so (``Task.native_degenerate``).
+(``zero``, ``passive``, ``random``) and of the ``hold`` probe on a task whose goal
+is more than keeping its start (``Task.goal_is_start``), which must be none;
+:func:`native_verdicts` says per task whether one of those meets its native
+signal (the signal is then degenerate) and whether the task declares it so
+(``Task.native_degenerate``).
 
 ``mskbench calibrate`` is the command; ``benchmarks/native_degeneracy.py``
 prints the verdicts of the same records.
@@ -38,10 +40,12 @@ from mskbench.eval.protocol import DEFAULT_EPISODES, Unit, eval_units
 TRIVIAL_POLICIES = ("zero", "passive", "random")
 #: Probes the calibration adds to its default set when they are registered as built-ins.
 OPTIONAL_POLICIES = ("hold", "expert")
+#: The probe that holds the episode's start: it may succeed only where the goal is the start.
+HOLD_PROBE = "hold"
 #: A native signal a trivial policy meets in at least this % of its episodes is degenerate.
 DEGENERACY_THRESHOLD_PCT = 1.0
-__all__ = ["DEFAULT_EPISODES", "DEGENERACY_THRESHOLD_PCT", "OPTIONAL_POLICIES", "TRIVIAL_POLICIES",
-           "builtin_policies", "served", "serves", "calibration_table", "calibration_units", "check_policies", "default_policies",
+__all__ = ["DEFAULT_EPISODES", "DEGENERACY_THRESHOLD_PCT", "HOLD_PROBE", "OPTIONAL_POLICIES", "TRIVIAL_POLICIES",
+           "builtin_policies", "free_policy", "served", "serves", "calibration_table", "calibration_units", "check_policies", "default_policies",
            "free_successes", "markdown", "native_cell", "native_verdicts", "run_calibration"]
 
 
@@ -171,24 +175,39 @@ def calibration_table(store, policies: Sequence[str], tasks: Sequence[str], seed
             "native": {t: _native(t) for t in tasks}, "rows": rows, "missing": missing}
 
 
-def free_successes(table: dict[str, Any], policies: Sequence[str] = TRIVIAL_POLICIES) -> list[dict[str, Any]]:
-    """Every row of ``policies`` with a counted success: the Table XII criterion met, or a counted native
-    signal seen (the paper's rule). Must be empty for the trivial policies."""
+def free_policy(policy: str, task: str) -> bool:
+    """Whether any success of ``policy`` on ``task`` would be free: a trivial policy on any task, the
+    ``hold`` probe on a task whose goal is more than keeping its start (``Task.goal_is_start`` False)."""
+    from mskbench.tasks import REGISTRY
+
+    if policy in TRIVIAL_POLICIES:
+        return True
+    return policy == HOLD_PROBE and not REGISTRY[task].goal_is_start
+
+
+def free_successes(table: dict[str, Any], policies: Sequence[str] | None = None) -> list[dict[str, Any]]:
+    """Every row with a counted success (the Table XII criterion met, or a counted native signal seen: the
+    paper's rule) of a policy for which it is free (:func:`free_policy`), or of ``policies`` if given.
+    Must be empty."""
     return [{"task": r["task"], "policy": r["policy"], "sr_paper_pct": r["sr_paper_pct"],
              "sr_table_xii_pct": r["sr_table_xii_pct"],
              "sr_native_counted_pct": r["sr_native_pct"] if r["native_counts"] else 0.0}
-            for r in table["rows"] if r["policy"] in policies and r["sr_paper_pct"] > 0]
+            for r in table["rows"]
+            if (free_policy(r["policy"], r["task"]) if policies is None else r["policy"] in policies)
+            and r["sr_paper_pct"] > 0]
 
 
 def native_verdicts(table: dict[str, Any], threshold_pct: float = DEGENERACY_THRESHOLD_PCT,
-                    policies: Sequence[str] = TRIVIAL_POLICIES) -> dict[str, dict[str, Any]]:
-    """Per task: whether it has a native signal, the highest % of episodes in which a trivial policy
-    (of those in the table) raised it, whether that makes it degenerate (>= ``threshold_pct``), whether
-    the task declares it degenerate and whether the two agree."""
+                    policies: Sequence[str] | None = None) -> dict[str, dict[str, Any]]:
+    """Per task: whether it has a native signal, the highest % of episodes in which a policy for which a
+    success there is free (:func:`free_policy`; or one of ``policies`` if given) raised it, whether that
+    makes it degenerate (>= ``threshold_pct``), whether the task declares it degenerate and whether the
+    two agree."""
     out = {}
     for task in table["tasks"]:
         native = table["native"][task]
-        rows = [r for r in table["rows"] if r["task"] == task and r["policy"] in policies]
+        rows = [r for r in table["rows"] if r["task"] == task
+                and (free_policy(r["policy"], task) if policies is None else r["policy"] in policies)]
         worst = max((r["sr_native_pct"] for r in rows), default=None)
         measured = native["signal"] and worst is not None and worst >= threshold_pct
         declared = native["degenerate"] is not None

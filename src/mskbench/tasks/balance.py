@@ -126,6 +126,7 @@ class Balance(Task):
     family = "stabilization"
     horizon = 1000
     timestep_s = 0.002
+    goal_is_start = True
     native_solved = ("board-ball separation < 4.46 cm (exp(-5 d) > 0.8), scene CoM height > 1.151 m "
                      "(keep_height > 0.8) and body CoM within 10.6 cm of the board centre (exp(-20 d^2) > 0.8): "
                      "benchmark/msk_bench_v0.py@a68b6ce::MSKBenchBalanceEnvV0.get_reward_dict")

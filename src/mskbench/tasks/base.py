@@ -276,6 +276,10 @@ class Task(ABC):
     #: passive or random policy meets it), or None when it counts. Measured by
     #: ``benchmarks/native_degeneracy.py``; the numbers are in docs/tasks.md.
     native_degenerate: ClassVar[str | None] = None
+    #: Whether the task's goal is to keep its start (stand, hold the bar, stay on one leg, on the board):
+    #: only there may the ``hold`` probe — the start posture held — succeed; anywhere else a success of
+    #: ``hold`` is free (:func:`mskbench.eval.calibration.free_successes`).
+    goal_is_start: ClassVar[bool] = False
 
     @dataclass(frozen=True)
     class Config(TaskConfig):

@@ -97,6 +97,9 @@ class Crawl(Task):
     }
     native_solved = ("root x velocity q̇_0 < −0.8 m/s and not terminated; "
                      "msk_bench/envs/msk/benchmark/msk_bench_v0.py@a68b6ce::MSKBenchCrawlEnvV0.get_reward_dict")
+    native_degenerate = ("an instantaneous velocity test: the hold probe, which only holds the crawl start, slumps "
+                         "out of it and its pelvis moves backward faster than 0.8 m/s, raising the signal in 7 of "
+                         "10 episodes (seeds 0-9, at steps 32-554; docs/calibration_hold.json)")
 
     @dataclass(frozen=True)
     class Config(TaskConfig):

@@ -102,6 +102,7 @@ class Powerlift(Task):
     horizon = 1000
     timestep_s = 0.002
     summary = "Hold a barbell overhead in both hands, above 1.6 m and still"
+    goal_is_start = True
     native_solved = ("bar above 1.6 m and |ż_bar| < 0.1 m/s at this step (hold_bonus > 0.5; the original reads "
                      "the bar's angular cvel[2] for ż_bar, a bug: we use the vertical velocity) — "
                      "msk_bench/rewards.py@a68b6ce::compute_powerlift_reward, "

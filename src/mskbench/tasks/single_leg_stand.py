@@ -85,6 +85,7 @@ class SingleLegStand(Task):
     name = "SingleLegStand"
     family = "stabilization"
     horizon = 1000
+    goal_is_start = True
     summary = "Hold a flamingo stance on the right foot, left foot lifted"
     reward_weights = {
         "balance_com": 500.0,

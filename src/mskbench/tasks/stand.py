@@ -63,6 +63,7 @@ class Stand(Task):
         "survival": 5.0,
         "efficiency": -1.0,
     }
+    goal_is_start = True
     native_solved = ("‖q[2:] − q0[2:]‖ < 0.2 (root height, root quaternion, joints vs the start) and "
                      "exp(−10‖v_CoM,xy‖)·exp(−0.1‖q̇‖) > 0.9; "
                      "msk_bench/envs/msk/benchmark/msk_bench_v0.py@a68b6ce::MSKBenchStandEnvV0.get_reward_dict")
