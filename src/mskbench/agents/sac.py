@@ -4,14 +4,15 @@ exploration and DynSyn's synergy action layer plug into the same learner.
 The learner is ``sbx.SAC`` (flax networks, optax, Stable-Baselines3's replay
 buffers and collection loop): this module only adapts it to mskbench — the
 vector env protocol (:class:`~mskbench.envs.protocols.VectorEnv`) as an SB3
-``VecEnv``, observation normalisation (SB3's ``VecNormalize``, its statistics
-saved with the checkpoint), iterations with a log row, periodic evaluation
-and an atomic checkpoint, and a resume that continues the run exactly: the
-networks, optimisers, entropy coefficient, every random state (JAX keys,
-NumPy's global generator that the replay buffer samples with, the
-warm-up's action sampler, DEP's) and the replay buffer (saved incrementally:
-each checkpoint adds the rows collected since the previous one) come back as
-they were. Episodes running at the checkpoint are started afresh on resume.
+``VecEnv`` (:mod:`mskbench.agents.sac_vecenv`), observation normalisation
+(SB3's ``VecNormalize``, its statistics saved with the checkpoint), iterations
+with a log row, periodic evaluation and an atomic checkpoint, and a resume
+that continues the run exactly: the networks, optimisers, entropy coefficient,
+every random state (JAX keys, NumPy's global generator that the replay buffer
+samples with, the warm-up's action sampler, DEP's) and the replay buffer
+(saved incrementally: each checkpoint adds the rows collected since the
+previous one) come back as they were. Episodes running at the checkpoint are
+started afresh on resume.
 
 Three algorithms share it (:data:`mskbench.agents.ALGORITHMS`):
 
@@ -35,7 +36,7 @@ import dataclasses
 import json
 import math
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -44,6 +45,7 @@ import numpy as np
 
 from mskbench.agents.base import (PolicyCheckpoint, check_obs_layout, flatten_tree, layout_json, savez_atomic,
                                   unflatten_tree)
+from mskbench.agents.sac_vecenv import protocol_vec_env_class
 from mskbench.envs.protocols import BatchedEnv, VectorEnv
 
 FORMAT = "mskbench-sac"
@@ -119,67 +121,6 @@ class SACConfig:
                     raise ValueError
             except ValueError:
                 raise ValueError(f"ent_coef must be 'auto' or a positive number, got {self.ent_coef!r}") from None
-
-
-# -- the env as Stable-Baselines3 sees it -------------------------------------------------------------
-def _vec_env_class() -> type:
-    from stable_baselines3.common.vec_env.base_vec_env import VecEnv
-
-    class ProtocolVecEnv(VecEnv):
-        """A :class:`~mskbench.envs.protocols.VectorEnv` as an SB3 ``VecEnv`` (episodes restarted in the
-        step, their last observation in ``infos[i]["terminal_observation"]``, a truncation flagged as
-        ``TimeLimit.truncated`` so the critic bootstraps through it). ``action_map`` (learner actions ->
-        muscle actions) sits between the learner and the env (DynSyn)."""
-
-        def __init__(self, env: VectorEnv, action_size: int, action_map: Callable | None, seed: int):
-            from gymnasium import spaces
-
-            obs_space = spaces.Box(-np.inf, np.inf, (env.obs_size,), np.float32)
-            act_space = spaces.Box(-1.0, 1.0, (action_size,), np.float32)
-            self.render_mode = None
-            super().__init__(env.num_envs, obs_space, act_space)
-            self.env, self.action_map, self._seed = env, action_map, seed
-            self.episode_returns: list[float] = []
-            self._actions: np.ndarray | None = None
-
-        def reset(self):
-            obs = self.env.reset(seed=self._seed)
-            self._seed += 1_000_003  # a resumed run's restarts differ from the first ones
-            return np.asarray(obs, np.float32)
-
-        def step_async(self, actions):
-            self._actions = np.asarray(actions, np.float64)
-
-        def step_wait(self):  # noqa: D401 - SB3 VecEnv API
-            assert self._actions is not None
-            a = self.action_map(self._actions) if self.action_map is not None else self._actions
-            obs, reward, terminated, truncated, info = self.env.step(np.clip(a, -1.0, 1.0))
-            done = np.logical_or(terminated, truncated)
-            infos = [{} for _ in range(self.num_envs)]
-            for i in np.flatnonzero(done):
-                infos[i]["terminal_observation"] = np.asarray(info["final_obs"][i], np.float32)
-                infos[i]["TimeLimit.truncated"] = bool(truncated[i] and not terminated[i])
-            self.episode_returns.extend(float(r) for r in info.get("episode_returns", []))
-            return np.asarray(obs, np.float32), np.asarray(reward, np.float32), done, infos
-
-        def close(self):
-            close = getattr(self.env, "close", None)
-            if close is not None:
-                close()
-
-        def get_attr(self, attr_name, indices=None):
-            return [getattr(self, attr_name)] * len(self._get_indices(indices))
-
-        def set_attr(self, attr_name, value, indices=None):
-            setattr(self, attr_name, value)
-
-        def env_method(self, method_name, *args, indices=None, **kwargs):
-            return [getattr(self, method_name)(*args, **kwargs)] * len(self._get_indices(indices))
-
-        def env_is_wrapped(self, wrapper_class, indices=None):
-            return [False] * len(self._get_indices(indices))
-
-    return ProtocolVecEnv
 
 
 # -- the learner ------------------------------------------------------------------------------------------
@@ -263,7 +204,7 @@ def build_model(env: VectorEnv, cfg: SACConfig):
     from stable_baselines3.common.vec_env import VecNormalize
 
     action_size, action_map, map_record = _action_map(cfg, env)
-    venv = VecNormalize(_vec_env_class()(env, action_size, action_map, cfg.seed), norm_obs=True,
+    venv = VecNormalize(protocol_vec_env_class()(env, action_size, action_map, cfg.seed), norm_obs=True,
                         norm_reward=False, clip_obs=OBS_CLIP, epsilon=OBS_EPS, gamma=cfg.gamma)
     policy_kwargs = {"net_arch": {"pi": list(cfg.hidden), "qf": list(cfg.critic_hidden)},
                      "log_std_init": cfg.log_std_init}
