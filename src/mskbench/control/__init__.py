@@ -1,7 +1,8 @@
 """Training-free experts: a whole-body muscle QP driven by task behaviours.
 
 They are *privileged*: they read the simulator (model, contacts, props, the task's state). See
-:mod:`mskbench.control.qp` (the QP), :mod:`mskbench.control.balance` (the capture-point law),
+:mod:`mskbench.control.qp` (the QP; where a body can bear load: :mod:`mskbench.control.support_geometry`),
+:mod:`mskbench.control.balance` (the capture-point law),
 :mod:`mskbench.control.behaviours` (per-task targets), :mod:`mskbench.control.expert` (the policy)
 and :mod:`mskbench.control.registry` (the built-in ``expert`` and ``hold``).
 """

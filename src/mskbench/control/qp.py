@@ -46,6 +46,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from mskbench.body.base import BodyHandles
+from mskbench.control.support_geometry import candidate_points, sole_normals
 from mskbench.sim.muscles import MuscleParams, muscle_gain_bias
 
 _CONTACT_TYPES = (int(mujoco.mjtConstraint.mjCNSTR_CONTACT_PYRAMIDAL), int(mujoco.mjtConstraint.mjCNSTR_CONTACT_ELLIPTIC),
@@ -129,12 +130,6 @@ class Solution:
     dofs: np.ndarray = field(default_factory=lambda: np.zeros(0, int))
 
 
-def _rot(quat: np.ndarray) -> np.ndarray:
-    out = np.zeros(9)
-    mujoco.mju_quat2Mat(out, quat)
-    return out.reshape(3, 3)
-
-
 class _Triplets:
     """A sparse matrix built from (row, col, value) blocks, converted once."""
 
@@ -191,8 +186,8 @@ class WholeBodyQP:
         c = 1.0 / np.sqrt(1.0 + mu * mu)
         #: Friction-pyramid edges in the surface frame (tangent 1, tangent 2, normal).
         self.edges = np.array([[mu, 0, 1], [-mu, 0, 1], [0, mu, 1], [0, -mu, 1]]) * c
-        self.candidates = {b: self._candidates(b) for b in range(m.nbody)}
-        self.sole_normals = self._sole_normals()
+        self.candidates = {b: candidate_points(m, b) for b in range(m.nbody)}
+        self.sole_normals = sole_normals(m)
         self._own_bodies = {int(b) for b in handles.body_tree}
 
         # the active dofs (all but the minor joints'), the reserves (independent active joint dofs)
@@ -244,48 +239,6 @@ class WholeBodyQP:
         self._jcom = np.zeros((3, self.nv))
 
     # -- geometry ------------------------------------------------------------------------------------
-    def _candidates(self, body: int) -> list[tuple[np.ndarray, float]]:
-        """(local point, radius) of a body's colliding capsule end spheres, spheres and ellipsoids."""
-        m = self.m
-        out = []
-        for g in np.flatnonzero(m.geom_bodyid == body):
-            if not (m.geom_contype[g] or m.geom_conaffinity[g]):
-                continue
-            t, size = int(m.geom_type[g]), m.geom_size[g]
-            if t == mujoco.mjtGeom.mjGEOM_CAPSULE:
-                axis = _rot(m.geom_quat[g])[:, 2] * size[1]
-                out += [(m.geom_pos[g] + axis, float(size[0])), (m.geom_pos[g] - axis, float(size[0]))]
-            elif t in (mujoco.mjtGeom.mjGEOM_SPHERE, mujoco.mjtGeom.mjGEOM_ELLIPSOID):
-                out.append((m.geom_pos[g].copy(), float(size[0] if t == mujoco.mjtGeom.mjGEOM_SPHERE else size.min())))
-        return out
-
-    def _sole_normals(self) -> dict[int, np.ndarray]:
-        """Body id -> the unit normal (body frame) of the plane through its capsules' end points, for bodies
-        whose capsule ends (at least three) lie in a plane (a foot's sole): pointing up out of the sole in
-        the model's default pose (the body standing)."""
-        m = self.m
-        data = mujoco.MjData(m)
-        mujoco.mj_kinematics(m, data)
-        out = {}
-        for body in range(m.nbody):
-            ends: list[np.ndarray] = []
-            for g in np.flatnonzero(m.geom_bodyid == body):
-                if (m.geom_contype[g] or m.geom_conaffinity[g]) and m.geom_type[g] == mujoco.mjtGeom.mjGEOM_CAPSULE:
-                    axis = _rot(m.geom_quat[g])[:, 2] * m.geom_size[g, 1]
-                    ends += [m.geom_pos[g] + axis, m.geom_pos[g] - axis]
-            if len(ends) < 3:
-                continue
-            pts = np.array(ends)
-            centred = pts - pts.mean(axis=0)
-            _, sv, vt = np.linalg.svd(centred)
-            if sv[1] < 1e-3 or sv[2] > 0.25 * sv[1]:  # no plane (collinear points or a bulky body)
-                continue
-            n = vt[2]
-            if (data.xmat[body].reshape(3, 3) @ n)[2] < 0:
-                n = -n
-            out[body] = n
-        return out
-
     def surface(self, geom: int) -> tuple[np.ndarray, np.ndarray, int]:
         """``(point on the surface, unit normal, body id)`` of a support surface: the top face of a geom
         (a plane such as the floor, a box, a cylinder)."""
