@@ -299,3 +299,12 @@ def test_format_partial_without_counts_has_plain_labels():
     board = compute_leaderboard([ResultRow("Walk", "M", "none", 0, 10)])
     metric = list(format_leaderboard(board).columns[1].cells)
     assert metric[:4] == ["Stabilization", "Locomotion", "Interaction", "Average"]
+
+
+def test_privileged_methods_are_marked():
+    """The expert and hold probes read the simulator: their columns say so, a learned method's does not."""
+    rows = [ResultRow("Stand", m, "none", 0, sr) for m, sr in (("expert", 96), ("hold", 10), ("PPO", 0))]
+    table = format_leaderboard(compute_leaderboard(rows))
+    assert [c.header for c in table.columns[2:]] == ["expert †", "hold †", "PPO"]
+    assert "privileged" in str(table.caption)
+    assert format_leaderboard(compute_leaderboard(rows[2:])).caption is None

@@ -351,11 +351,16 @@ def format_leaderboard(board: Mapping[str, Mapping], task_counts: Mapping[str, o
         n = task_counts.get(key)
         return f"{name} ({n})" if n is not None else name
 
-    table = Table(title="Full-suite leaderboard (Table II)")
+    from mskbench.policies import PRIVILEGED_POLICIES
+
+    privileged = [m for m in methods if m in PRIVILEGED_POLICIES]
+    table = Table(title="Full-suite leaderboard (Table II)",
+                  caption=("† privileged: reads the simulator (model, contacts, task state), not a learned policy"
+                           if privileged else None))
     table.add_column("Group")
     table.add_column("Metric")
     for m in methods:
-        table.add_column(str(m), justify="right")
+        table.add_column(f"{m} †" if m in privileged else str(m), justify="right")
 
     def two(v: float) -> str:
         return f"{v:.2f}"
