@@ -148,27 +148,55 @@ def render_task(task: str, *, frames: int = 1, steps: int | None = None, policy:
     the task's horizon). If the episode ends first, the remaining tiles repeat its last frame, marked
     ``ended``."""
     from mskbench.envs import MSKEnv
+    from mskbench.eval.episodes import Step, play_episode
     from mskbench.eval.protocol import load_policy
-    from mskbench.policies import as_policy
 
     env = MSKEnv(task, render_mode="rgb_array", width=width, height=height)
     try:
-        obs, _ = env.reset(seed=seed)
-        env.render_camera = scene_camera(env, view, aspect=width / height)
         wanted = frame_steps(frames, steps or env.task.horizon)
-        act = as_policy(load_policy(policy, env, seed))
-        act.reset(seed)
+        policy_ = load_policy(policy, env, seed)
+        images: dict[int, np.ndarray] = {}
+
+        def record(env: MSKEnv, step: Step | None) -> None:
+            if step is None:
+                env.render_camera = scene_camera(env, view, aspect=width / height)
+                images[0] = env.render()
+            elif step.index in wanted or step.terminated or step.truncated:
+                images[step.index] = env.render()
+
+        last = play_episode(env, policy_, seed, record, max_steps=wanted[-1]).steps
         dt = env.sim.control_dt_s
-        tiles: list[Tile] = []
-        step, done = 0, False
-        for target in wanted:
-            while step < target and not done:
-                obs, _, terminated, truncated, _ = env.step(act.act(obs))
-                step += 1
-                done = terminated or truncated
-            image = env.render() if not tiles or tiles[-1].step != step else tiles[-1].image
-            tiles.append(Tile(env.task.name, step, step * dt, image, ended=step < target))
-        return tiles
+        return [Tile(env.task.name, min(target, last), min(target, last) * dt, images[min(target, last)],
+                     ended=last < target) for target in wanted]
+    finally:
+        env.close()
+
+
+def render_video(task: str, *, steps: int | None = None, policy: str = "zero", seed: int = 0,
+                 width: int = 640, height: int = 480,
+                 on_frame: Callable[[int, int], None] | None = None) -> tuple[list, float]:
+    """The frames of one episode of ``task`` (reset with ``seed``) under ``policy`` (as ``mskbench eval
+    --policy``): the initial state, then one frame per control step up to ``steps`` (default: the
+    task's horizon) or the episode's end; and the environment's frame rate. ``on_frame(done, total)``
+    is called after each step's frame with the steps taken and the steps asked for (a progress bar). Raises ValueError for a policy the task cannot take.
+    """
+    from mskbench.envs import MSKEnv
+    from mskbench.eval.episodes import Step, play_episode
+    from mskbench.eval.protocol import load_policy
+
+    env = MSKEnv(task, render_mode="rgb_array", width=width, height=height)
+    try:
+        act = load_policy(policy, env, seed)
+        video: list = []
+        total = steps or env.task.horizon
+
+        def record(env: MSKEnv, step: Step | None) -> None:
+            video.append(env.render())
+            if step is not None and on_frame is not None:
+                on_frame(step.index, total)
+
+        play_episode(env, act, seed, record, max_steps=total)
+        return video, float(env.metadata["render_fps"])
     finally:
         env.close()
 

@@ -82,35 +82,23 @@ def render_cmd(task: str | None, all_tasks: bool, policy_name: str, out: Path, f
         import imageio.v2 as imageio
     except ImportError:
         raise click.ClickException("rendering needs imageio: pip install 'mskbench[render]'") from None
-    from mskbench.envs import MSKEnv
-    from mskbench.eval.protocol import load_policy
-    from mskbench.policies import as_policy
+    from mskbench.contact_sheet import render_video
 
     width, height = width or 640, height or 480
     console = make_console()
-    env = MSKEnv(names[0], render_mode="rgb_array", width=width, height=height)
-    try:
-        policy = as_policy(load_policy(policy_name, env, seed))
-    except ValueError as exc:
-        raise click.ClickException(str(exc)) from None
-    n = steps or env.task.horizon
-    video = []
-    try:
-        obs, _ = env.reset(seed=seed)
-        policy.reset(seed)
-        video.append(env.render())
-        with progress_bar(console) as progress:
-            job = progress.add_task(f"rendering {names[0]}", total=n)
-            for _ in range(n):
-                obs, _, terminated, truncated, _ = env.step(policy.act(obs))
-                video.append(env.render())
-                progress.advance(job)
-                if terminated or truncated:
-                    break
-    finally:
-        env.close()
+    with progress_bar(console) as progress:
+        job = progress.add_task(f"rendering {names[0]}", total=steps)
+
+        def advance(done: int, total: int) -> None:
+            progress.update(job, completed=done, total=total)
+
+        try:
+            video, fps = render_video(names[0], steps=steps, policy=policy_name, seed=seed, width=width,
+                                      height=height, on_frame=advance)
+        except ValueError as exc:
+            raise click.ClickException(str(exc)) from None
     tmp = out.with_name(out.name + ".partial" + out.suffix)
-    imageio.mimsave(tmp, video, fps=env.metadata["render_fps"] if suffix == ".mp4" else 50)
+    imageio.mimsave(tmp, video, fps=fps if suffix == ".mp4" else 50)
     tmp.replace(out)
     console.print(f"wrote {len(video)} frames ({width}x{height}) to {out}")
 

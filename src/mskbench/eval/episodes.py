@@ -193,10 +193,72 @@ def episode_record(task: Task | str, seed: int, rewards_sum: float, length: int,
     )
 
 
+@dataclass
+class Step:
+    """What a recorder sees after each control step of :func:`play_episode` (1-based ``index``)."""
+
+    index: int
+    obs: np.ndarray
+    reward: float
+    terminated: bool
+    truncated: bool
+    info: dict
+
+
+@dataclass
+class Played:
+    """How an episode of :func:`play_episode` went: its summed reward, the control steps taken, the
+    last step's ``info`` (empty when no step was taken) and why it ended (the environment's
+    ``info["termination"]``, :data:`NATIVE_SOLVED`, or None when ``max_steps`` stopped it first)."""
+
+    total_reward: float
+    steps: int
+    info: dict
+    termination: str | None
+
+
+#: A recorder: called with the environment and ``None`` after the reset, then with each :class:`Step`.
+Recorder = Callable[[MSKEnv, "Step | None"], None]
+
+
+def play_episode(env: MSKEnv, policy: Policy, seed: int, recorder: Recorder | None = None, *,
+                 max_steps: int | None = None, ends_on_native: bool = False,
+                 options: dict | None = None) -> Played:
+    """The episode loop, the one every rollout in the package runs: reset ``env`` with ``seed``
+    (and ``options``), reset ``policy`` with ``seed``, then step ``policy``'s actions until the
+    environment ends the episode, ``max_steps`` steps were taken, or — with ``ends_on_native`` — a
+    step raises the task's native solved signal.
+
+    ``recorder(env, None)`` is called after the reset and ``recorder(env, step)`` after every step
+    (:class:`Step`); it collects whatever traces its caller needs. Observation noise (Eq. 5) goes
+    into the policy's normalised space when the environment's perturbation asks for it.
+    """
+    full = as_policy(policy)
+    obs, _ = env.reset(seed=seed, options=options) if options is not None else env.reset(seed=seed)
+    full.reset(seed)
+    if recorder is not None:
+        recorder(env, None)
+    total, steps, info = 0.0, 0, {}
+    termination = None
+    while max_steps is None or steps < max_steps:
+        obs, reward, terminated, truncated, info = env.step(_act(full, obs, env))
+        steps += 1
+        total += reward
+        if recorder is not None:
+            recorder(env, Step(steps, obs, reward, terminated, truncated, info))
+        if terminated or truncated:
+            termination = info["termination"]
+            break
+        if ends_on_native and info["solved_native"]:
+            termination = NATIVE_SOLVED
+            break
+    return Played(total, steps, info, termination)
+
+
 def run_episode(env: MSKEnv, policy: Policy, seed: int,
                 on_step: Callable[[MSKEnv], None] | None = None,
                 emg_reference=None) -> EpisodeResult:
-    """Reset ``env`` with ``seed`` and roll ``policy`` out until the episode ends.
+    """Reset ``env`` with ``seed`` and roll ``policy`` out until the episode ends (:func:`play_episode`).
 
     The episode ends when the environment ends it or, for a task whose native solved signal
     counts, at the first step that raises it (:func:`native_end`; termination :data:`NATIVE_SOLVED`).
@@ -205,30 +267,22 @@ def run_episode(env: MSKEnv, policy: Policy, seed: int,
     enables the EMG metric for gait tasks.
     """
     t0 = time.perf_counter()
-    full = as_policy(policy)
-    obs, _ = env.reset(seed=seed)
-    full.reset(seed)
-    if on_step is not None:
-        on_step(env)
     h = env.handles
     heel_sensor = heel_index(h)
     heel_adr = None if heel_sensor is None else h.touch_adr[heel_sensor]
     acts, qvels, heel = [], [], []
-    total = 0.0
-    ends_on_native = native_ends(env.task)
-    termination = None
-    while termination is None:
-        obs, reward, terminated, truncated, info = env.step(_act(full, obs, env))
-        total += reward
-        acts.append(info["activation"])
-        qvels.append(env.data.qvel[h.joint_dof].copy())
-        heel.append(0.0 if heel_adr is None else env.data.sensordata[heel_adr])
+
+    def record(env: MSKEnv, step: Step | None) -> None:
+        if step is not None:
+            acts.append(step.info["activation"])
+            qvels.append(env.data.qvel[h.joint_dof].copy())
+            heel.append(0.0 if heel_adr is None else env.data.sensordata[heel_adr])
         if on_step is not None:
             on_step(env)
-        if terminated or truncated:
-            termination = info["termination"]
-        elif ends_on_native and info["solved_native"]:
-            termination = NATIVE_SOLVED
-    return episode_record(env.task, seed, total, int(info["step"]), info["success"], termination,
-                          acts, qvels, heel, env.control_dt_s, h.muscle_names, emg_reference,
-                          time.perf_counter() - t0, info["solved_native_seen"])
+
+    played = play_episode(env, policy, seed, record, ends_on_native=native_ends(env.task))
+    info = played.info
+    assert played.termination is not None  # no step limit: the episode ran to its end
+    return episode_record(env.task, seed, played.total_reward, int(info["step"]), info["success"],
+                          played.termination, acts, qvels, heel, env.control_dt_s, h.muscle_names,
+                          emg_reference, time.perf_counter() - t0, info["solved_native_seen"])

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from mskbench.envs.cpu_env import PHYSICS_UNSTABLE, MSKEnv
+from mskbench.eval.episodes import Step, play_episode
 from mskbench.mouse.clips import Clip
 from mskbench.tasks.mouse_imitation import MouseImitation
 from mskbench.policies import as_policy
@@ -48,6 +49,19 @@ def evaluation_env(clips: Sequence[Clip], task: MouseImitation | None = None) ->
     return MSKEnv(MouseImitation(config))
 
 
+class _BatchOfOne:
+    """A policy that acts on a batch of one observation, shape (1, obs_size), as one that acts on one."""
+
+    def __init__(self, policy):
+        self.policy = as_policy(policy)
+
+    def reset(self, seed: int | None = None) -> None:
+        self.policy.reset(seed)
+
+    def act(self, obs: np.ndarray) -> np.ndarray:
+        return np.asarray(self.policy.act(obs[None, :]), dtype=np.float64).reshape(-1)
+
+
 def rollout_clip(policy, env: MSKEnv, clip_index: int) -> dict:
     """Imitate clip ``clip_index`` of ``env``'s task from frame 0 to its end; arrays sampled at clip frames.
 
@@ -55,26 +69,27 @@ def rollout_clip(policy, env: MSKEnv, clip_index: int) -> dict:
     """
     task = env.task
     h = env.handles
-    obs, _ = env.reset(seed=0, options={"initial_state": task.start_at(clip_index, 0.0)})
-    policy = as_policy(policy)
-    policy.reset(0)
     steps_per_frame = int(round(1.0 / task.frames_per_step))
-    q = [env.data.qpos[h.joint_qpos].copy()]
-    acts = [np.clip(env.data.act[h.muscle_act_adr], 0.0, 1.0)]
-    excs = [np.zeros(h.muscle_ids.size)]
+    q, acts, excs = [], [], []
     stable = True
-    for k in range(int(task.bank.lengths[clip_index] - 1) * steps_per_frame):
-        action = np.asarray(policy.act(obs[None, :]), dtype=np.float64).reshape(-1)  # a batch of one
-        obs, _, terminated, truncated, info = env.step(action)
-        if info["termination"] == PHYSICS_UNSTABLE:
+
+    def sample() -> None:
+        q.append(env.data.qpos[h.joint_qpos].copy())
+        acts.append(np.clip(env.data.act[h.muscle_act_adr], 0.0, 1.0))
+
+    def record(env: MSKEnv, step: Step | None) -> None:
+        nonlocal stable
+        if step is None:
+            sample()
+            excs.append(np.zeros(h.muscle_ids.size))
+        elif step.info["termination"] == PHYSICS_UNSTABLE:
             stable = False
-            break
-        if (k + 1) % steps_per_frame == 0:
-            q.append(env.data.qpos[h.joint_qpos].copy())
-            acts.append(np.clip(env.data.act[h.muscle_act_adr], 0.0, 1.0))
+        elif step.index % steps_per_frame == 0:
+            sample()
             excs.append(env.data.ctrl[h.muscle_ids].copy())
-        if terminated or truncated:
-            break
+
+    play_episode(env, _BatchOfOne(policy), 0, record, options={"initial_state": task.start_at(clip_index, 0.0)},
+                 max_steps=int(task.bank.lengths[clip_index] - 1) * steps_per_frame)
     return {"q": np.array(q), "activations": np.array(acts), "excitations": np.array(excs), "stable": stable}
 
 

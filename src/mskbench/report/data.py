@@ -428,26 +428,23 @@ def rollout_activations(task: str, policy_spec: str, seed: int = 0, emg_referenc
     ``{"mean_r", "cycles", "channels": {name: {"r", "shift", "sim", "ref"}}}`` with both envelopes
     min-max normalised (Eq. 30) and ``sim`` before the optimal shift."""
     from mskbench.envs import MSKEnv
-    from mskbench.eval.episodes import NONPHYSICAL_TERMINATIONS, heel_index
+    from mskbench.eval.episodes import NONPHYSICAL_TERMINATIONS, Step, heel_index, play_episode
     from mskbench.eval.protocol import load_policy
-    from mskbench.policies import as_policy
 
     env = MSKEnv(task)
     try:
-        policy = as_policy(load_policy(policy_spec, env, seed))
-        obs, _ = env.reset(seed=seed)
-        policy.reset(seed)
+        policy = load_policy(policy_spec, env, seed)
         h = env.handles
         sensor = heel_index(h)
         heel_adr = None if sensor is None else h.touch_adr[sensor]
         acts, heel = [], []
-        info: dict[str, Any] = {}
-        while True:
-            obs, _reward, terminated, truncated, info = env.step(policy.act(obs))
-            acts.append(np.asarray(info["activation"], dtype=np.float64))
-            heel.append(0.0 if heel_adr is None else float(env.data.sensordata[heel_adr]))
-            if terminated or truncated:
-                break
+
+        def record(env: MSKEnv, step: Step | None) -> None:
+            if step is not None:
+                acts.append(np.asarray(step.info["activation"], dtype=np.float64))
+                heel.append(0.0 if heel_adr is None else float(env.data.sensordata[heel_adr]))
+
+        info: dict[str, Any] = play_episode(env, policy, seed, record).info
         muscles = list(h.muscle_names)
         dt = float(env.control_dt_s)
     finally:

@@ -483,26 +483,23 @@ def table_iii(task: "str | Task", policy: Any, *, episodes: int = 10, seed: int 
 
 def _table_iii(env: "MSKEnv", policy: Any, episodes: int, seed: int) -> dict[str, Any]:
     from mskbench.envs.cpu_env import PHYSICS_UNSTABLE
+    from mskbench.eval.episodes import Step, play_episode
     from mskbench.metrics import tracking_rmse
-    from mskbench.policies import as_policy
 
     if episodes < 1:
         raise ValueError(f"episodes must be >= 1, got {episodes}")
-    full = as_policy(policy)
     dq_block = env.obs_layout.get("task/delta_q")
     rows = []
     for i in range(episodes):
-        obs, _ = env.reset(seed=seed + i)
-        full.reset(seed + i)
         errors, acts = [], []
-        while True:
-            obs, _, terminated, truncated, info = env.step(full.act(obs))
-            if info["termination"] != PHYSICS_UNSTABLE:
-                acts.append(float(np.mean(info["activation"])))
+
+        def record(env: "MSKEnv", step: Step | None) -> None:
+            if step is not None and step.info["termination"] != PHYSICS_UNSTABLE:
+                acts.append(float(np.mean(step.info["activation"])))
                 if dq_block is not None:
-                    errors.append(float(np.sqrt(np.mean(np.square(obs[dq_block], dtype=np.float64)))))
-            if terminated or truncated:
-                break
+                    errors.append(float(np.sqrt(np.mean(np.square(step.obs[dq_block], dtype=np.float64)))))
+
+        info = play_episode(env, policy, seed + i, record).info
         rows.append({"seed": seed + i, "steps": int(info["step"]), "termination": info["termination"],
                      "tracking_rmse": tracking_rmse(errors) if errors else None,
                      "mean_activation": float(np.mean(acts)) if acts else None})

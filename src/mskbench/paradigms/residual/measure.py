@@ -62,18 +62,15 @@ def reference_now(task, ts) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 def tracking_rollout(env, policy, seed: int, max_steps: int | None = None) -> TrackingTrace:
     """One episode of ``policy`` on ``env`` (an :class:`~mskbench.envs.MSKEnv` of a tracking or
     residual task) from ``seed``, with the tracking samples of every step."""
-    from mskbench.policies import as_policy
+    from mskbench.eval.episodes import Step, play_episode
 
     task = env.task
-    full = as_policy(policy)
-    obs, _ = env.reset(seed=seed)
-    full.reset(seed)
     rows: dict[str, list] = {k: [] for k in ("sites", "sites_ref", "root", "root_ref", "q", "q_ref")}
-    total, info = 0.0, {}
     limit = task.horizon if max_steps is None else min(max_steps, task.horizon)
-    for _ in range(limit):
-        obs, reward, terminated, truncated, info = env.step(full.act(obs))
-        total += reward
+
+    def record(env, step: Step | None) -> None:
+        if step is None:
+            return
         view = env.sim.view()
         sites_ref, root_ref, q_ref = reference_now(task, env.task_state)
         rows["sites"].append(env.data.xpos[task._site_ids].copy())
@@ -82,8 +79,9 @@ def tracking_rollout(env, policy, seed: int, max_steps: int | None = None) -> Tr
         rows["root_ref"].append(root_ref)
         rows["q"].append(np.array(view.q_joints))
         rows["q_ref"].append(q_ref)
-        if terminated or truncated:
-            break
+
+    played = play_episode(env, policy, seed, record, max_steps=limit)
+    total, info = played.total_reward, played.info
     arrays = {k: np.asarray(v, np.float64) for k, v in rows.items()}
     return TrackingTrace(task.name, seed, env.control_dt_s, episode_return=float(total),
                          success=bool(info.get("success", False)), termination=info.get("termination"),
