@@ -13,11 +13,8 @@ from mskbench.cli.common import (DEFAULT_STORE, fmt, log, make_console, print_ta
                                  task_lines, task_list, writable_file)
 
 
-#: Evaluation backends: the CPU executors, or batched on the JAX env (mskbench.eval.batched).
-BACKENDS = ("cpu", "jax")
-
-
 def _protocol_options(f):
+    from mskbench.eval.backends import BACKENDS
     from mskbench.eval.executors import EXECUTORS
 
     opts = [
@@ -65,14 +62,12 @@ def _select_tasks(task: str, family: str | None) -> list[str]:
         names = task_list(task)
     except click.BadParameter as exc:
         raise click.BadParameter(exc.message, param_hint="--task") from None
-    from mskbench.catalog import task_ids
+    from mskbench.eval.protocol import check_protocol_tasks
 
-    residual = [n for n in names if n in task_ids(family="residual")]
-    if residual:  # the protocol would run the residual action alone, on a default base
-        raise click.BadParameter(f"{', '.join(residual)}: a residual run acts through its base policy, which the "
-                                 "protocol does not compose; evaluate it with mskbench.paradigms.residual."
-                                 "residual_policy(RUN, env) (docs/residual.md)", param_hint="--task")
-    return names
+    try:
+        return check_protocol_tasks(names)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--task") from None
 
 
 def _run_protocol(units, policy_spec: str, store_path: Path, executor: str, workers: int,
@@ -80,22 +75,17 @@ def _run_protocol(units, policy_spec: str, store_path: Path, executor: str, work
                   impl: str = "warp", batch_size: int = 1024) -> dict:
     from collections import Counter
 
-    from mskbench.eval.executors import JobSpec, check_executor, run_units
-    from mskbench.eval.protocol import check_policy_spec
+    from mskbench.eval.backends import check_backend, check_backend_policy, run_on_backend, unit_records
+    from mskbench.eval.executors import JobSpec
     from mskbench.eval.store import ResultsStore, StoreError
 
     # Everything the arguments can get wrong is checked before the store is opened (or created).
     try:
-        check_policy_spec(policy_spec)
-        if backend == "jax":
-            from mskbench.eval.batched import check_batched_policy
-
-            check_batched_policy(policy_spec)
+        check_backend_policy(policy_spec, backend)
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--policy") from None
     try:
-        if backend == "cpu":
-            check_executor(executor)
+        check_backend(backend, executor)
         store = ResultsStore(store_path)
     except (RuntimeError, StoreError) as exc:  # no Ray; a file that is not a results store
         raise click.ClickException(str(exc)) from None
@@ -109,20 +99,15 @@ def _run_protocol(units, policy_spec: str, store_path: Path, executor: str, work
             progress.advance(job)
             finished(record["task"], record["episode_return"])
 
-        if backend == "jax":
-            from mskbench.eval.batched import run_units_batched
-
-            try:
-                counts = run_units_batched(units, JobSpec(policy_spec, emg_reference), store, impl=impl,
-                                           batch_size=batch_size, progress=on_record)
-            except (RuntimeError, MemoryError) as exc:  # no JAX / MJX / Warp, or a batch too large
-                raise click.ClickException(str(exc)) from None
-        else:
-            counts = run_units(store, units, JobSpec(policy_spec, emg_reference), executor=executor,
-                               workers=workers, address=address, on_record=on_record)
-        keys = {u.key for u in units}
-        records = [r for r in store.records(method=units[0].method)
-                   if (r["method"], r["task"], r["perturbation"], float(r["scale"]), int(r["seed"])) in keys]
+        try:
+            counts = run_on_backend(store, units, JobSpec(policy_spec, emg_reference), backend=backend,
+                                    executor=executor, workers=workers, address=address, impl=impl,
+                                    batch_size=batch_size, on_record=on_record)
+        except (RuntimeError, MemoryError) as exc:  # no JAX / MJX / Warp, or a batch too large
+            if backend != "jax":
+                raise
+            raise click.ClickException(str(exc)) from None
+        records = unit_records(store, units)
     log.info("units: %s", counts)
     return {"counts": counts, "records": records}
 

@@ -89,6 +89,20 @@ def episode_seeds(seed: int, episodes: int) -> list[int]:
     return [seed + i for i in range(episodes)]
 
 
+def check_protocol_tasks(names: Iterable[str]) -> list[str]:
+    """``names`` as a list if the protocol can evaluate each task alone; else a ValueError naming those it
+    cannot: a residual task acts through its base policy, which the protocol does not compose."""
+    from mskbench.catalog import task_ids
+
+    names = list(names)
+    residual = [n for n in names if n in task_ids(family="residual")]
+    if residual:  # the protocol would run the residual action alone, on a default base
+        raise ValueError(f"{', '.join(residual)}: a residual run acts through its base policy, which the "
+                         "protocol does not compose; evaluate it with mskbench.paradigms.residual."
+                         "residual_policy(RUN, env) (docs/residual.md)")
+    return names
+
+
 def eval_units(method: str, tasks: Iterable[str], seed: int, episodes: int) -> list[Unit]:
     """Units of the train-environment evaluation."""
     return [Unit(method, t, "none", 0.0, s) for t in tasks for s in episode_seeds(seed, episodes)]

@@ -1,0 +1,60 @@
+"""Where the protocol's episodes run: the CPU executors (:mod:`mskbench.eval.executors`) or batched
+on the JAX env (:mod:`mskbench.eval.batched`), behind one call for ``mskbench eval`` and ``sweep``.
+
+:func:`check_backend_policy` says before any store is opened whether a backend can run a policy;
+:func:`run_on_backend` runs the units the store lacks on the chosen backend and writes their
+records; :func:`unit_records` reads back the stored records of exactly those units.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+from mskbench.eval.executors import JobSpec, check_executor, run_units
+from mskbench.eval.protocol import Unit, check_policy_spec
+from mskbench.eval.store import ResultsStore
+
+#: Evaluation backends: the CPU executors, or batched on the JAX env (mskbench.eval.batched).
+BACKENDS = ("cpu", "jax")
+
+
+def check_backend_policy(policy_spec: str, backend: str = "cpu") -> None:
+    """Raise ValueError when ``policy_spec`` is no policy, or one ``backend`` cannot run."""
+    check_policy_spec(policy_spec)
+    if backend == "jax":
+        from mskbench.eval.batched import check_batched_policy
+
+        check_batched_policy(policy_spec)
+
+
+def check_backend(backend: str, executor: str) -> None:
+    """Raise RuntimeError when the CPU backend's ``executor`` cannot run here (Ray missing)."""
+    if backend not in BACKENDS:
+        raise ValueError(f"unknown backend {backend!r}; choose from {', '.join(BACKENDS)}")
+    if backend == "cpu":
+        check_executor(executor)
+
+
+def run_on_backend(store: ResultsStore, units: list[Unit], spec: JobSpec, *, backend: str = "cpu",
+                   executor: str = "local", workers: int = 1, address: str | None = None, impl: str = "warp",
+                   batch_size: int = 1024, on_record: Callable[[dict], None] | None = None) -> dict:
+    """Run the units ``store`` lacks on ``backend`` and write each record as it arrives (``on_record``
+    sees each). ``executor``, ``workers`` and ``address`` apply to the CPU backend, ``impl`` and
+    ``batch_size`` to the JAX one. Returns the counts of the backend's runner."""
+    check_backend(backend, executor)
+    if backend == "jax":
+        from mskbench.eval.batched import run_units_batched
+
+        return run_units_batched(units, spec, store, impl=impl, batch_size=batch_size, progress=on_record)
+    return run_units(store, units, spec, executor=executor, workers=workers, address=address,
+                     on_record=on_record)
+
+
+def unit_records(store: ResultsStore, units: Iterable[Unit]) -> list[dict]:
+    """The stored records of ``units`` (all of one method), in the store's key order."""
+    units = list(units)
+    if not units:
+        return []
+    keys = {u.key for u in units}
+    return [r for r in store.records(method=units[0].method)
+            if (r["method"], r["task"], r["perturbation"], float(r["scale"]), int(r["seed"])) in keys]
