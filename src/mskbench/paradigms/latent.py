@@ -27,6 +27,7 @@ import numpy as np
 
 from mskbench.agents.latent.core import DEFAULT_TUBE, PenaltySchedule
 from mskbench.agents.latent.wrapper import MODES, LatentActionWrapper, LatentFilteredEnv, check_tube, sha256_of
+from mskbench.envs.wrappers import is_batched
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -99,7 +100,7 @@ class LatentPrior:
 
     def __call__(self, env: Any, out_dir: Path | None, resume: bool = False) -> Any:
         steps = resumed_steps(out_dir) if resume and out_dir is not None else 0
-        if getattr(env, "envs", None):
+        if not is_batched(env):
             self.wrapper = LatentActionWrapper(env, self.model, self.tube, self.schedule, self.mode, steps)
             return self.wrapper
         from mskbench.agents.latent.batched import LatentBatchedEnv

@@ -55,6 +55,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from mskbench.body.sides import muscle_sides
+from mskbench.envs.wrappers import VectorWrapper
 
 if TYPE_CHECKING:
     from mskbench.envs.protocols import VectorEnv
@@ -430,7 +431,7 @@ def _env_muscles(env: Any) -> tuple[str, ...] | None:
     return tuple(names) if names is not None else None
 
 
-class DynSynActionWrapper:
+class DynSynActionWrapper(VectorWrapper):
     """A vector env that acts through DynSyn groups: ``[group actions, weights]`` in, muscle actions to
     the wrapped env.
 
@@ -455,12 +456,9 @@ class DynSynActionWrapper:
             groups.check_muscles(names)
         if groups.n_muscles != env.action_size:
             raise ValueError(f"the groups cover {groups.n_muscles} muscles; the env acts on {env.action_size}")
-        self.env = env
+        super().__init__(env)
         self.groups = groups
         self.map = DynSynActionMap(groups, schedule, count_steps=False)
-        self.num_envs = env.num_envs
-        self.obs_size = env.obs_size
-        self.obs_layout = env.obs_layout
         self.action_size = groups.action_size
         self.single_action_space = spaces.Box(-1.0, 1.0, (self.action_size,), np.float32)
         self.action_space = spaces.Box(-1.0, 1.0, (self.num_envs, self.action_size), np.float32)
@@ -483,13 +481,7 @@ class DynSynActionWrapper:
         """Muscle actions ``(num_envs, n_muscles)`` of learner actions ``(num_envs, action_size)``."""
         return self.map(actions)
 
-    def reset(self, seed: int | None = None) -> np.ndarray:
-        return self.env.reset(seed=seed)
-
     def step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         out = self.env.step(self.actions(actions))
         self.map.set_step(self.map.steps + self.num_envs)
         return out
-
-    def close(self) -> None:
-        self.env.close()

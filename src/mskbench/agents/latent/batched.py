@@ -25,6 +25,7 @@ import numpy as np
 from mskbench.agents.latent.core import DEFAULT_TUBE, PenaltySchedule, env_action, penalized_reward
 from mskbench.agents.latent.wrapper import MODES, check_tube
 from mskbench.envs.protocols import State, StepOut
+from mskbench.envs.wrappers import BatchedWrapper
 from mskbench.sim.muscles import dense_moments, muscle_priors
 
 if TYPE_CHECKING:
@@ -77,7 +78,7 @@ def check_env(env: "TaskJaxEnv", model: "LatentModel") -> None:
     model.check_body(muscle_priors(env.model, env.handles.muscle_ids), pattern.index, env.handles.muscle_names)
 
 
-class LatentBatchedEnv:
+class LatentBatchedEnv(BatchedWrapper):
     """A :class:`~mskbench.envs.jax_env.TaskJaxEnv` acting through the latent map (a batched env).
 
     ``step(state, actions, auto_reset=True, record=False)`` is jitted and may run inside
@@ -96,7 +97,7 @@ class LatentBatchedEnv:
         if mode not in MODES:
             raise ValueError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
         check_env(env, model)
-        self.env = env
+        super().__init__(env)
         self.model = model
         self.tube = check_tube(tube)
         self.mode = mode
@@ -109,12 +110,7 @@ class LatentBatchedEnv:
         self.set_step(steps)
         self._params = jax.tree_util.tree_map(jnp.asarray, model.params)
         self._map = self._map_fn()
-        self.step = jax.jit(self._step, static_argnames=("auto_reset", "record"))
-
-    def __getattr__(self, name: str) -> Any:
-        if name == "env":  # not set yet (a failed __init__): no recursion through self.env
-            raise AttributeError(name)
-        return getattr(self.env, name)
+        self.step = jax.jit(self._step, static_argnames=("auto_reset", "record"))  # type: ignore[method-assign]
 
     def set_step(self, step: int) -> None:
         """Transitions already made (a resumed run); the next :meth:`reset` starts its counter there."""

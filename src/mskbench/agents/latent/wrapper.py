@@ -34,6 +34,7 @@ import numpy as np
 
 from mskbench.agents.latent.core import DEFAULT_TUBE, PenaltySchedule, env_action, hard_mode, penalized_reward
 from mskbench.agents.latent.data import MuscleFeatures
+from mskbench.envs.wrappers import VectorWrapper
 
 if TYPE_CHECKING:
     from mskbench.agents.latent.model import LatentModel
@@ -98,7 +99,7 @@ def _features(envs: list, model: "LatentModel") -> list[MuscleFeatures]:
     return feats
 
 
-class LatentActionWrapper:
+class LatentActionWrapper(VectorWrapper):
     """A CPU vector env acting through hard-mode latent filtering, with Eq. 28's penalised reward.
 
     A :class:`~mskbench.envs.protocols.VectorEnv` like the
@@ -120,20 +121,13 @@ class LatentActionWrapper:
                              f"(MSKVectorEnv), not a {type(env).__name__}")
         if env.action_size != model.n_muscles:
             raise ValueError(f"the model decodes {model.n_muscles} muscles; the env acts on {env.action_size}")
-        self.env = env
+        super().__init__(env)
         self.map = LatentActionMap(model, tube, mode)
         self.schedule = schedule if schedule is not None else PenaltySchedule()
         self.features = _features(list(envs), model)
-        self.num_envs = env.num_envs
-        self.obs_size = env.obs_size
-        self.obs_layout = env.obs_layout
         self.action_size = self.map.action_size
         self.steps = 0
         self.set_step(steps)
-
-    @property
-    def envs(self) -> list:
-        return self.env.envs
 
     def set_step(self, step: int) -> None:
         if step < 0:
@@ -151,9 +145,6 @@ class LatentActionWrapper:
         return (np.stack([f.states(e.data) for f, e in zip(self.features, envs)]),
                 np.stack([f.moments(e.data) for f, e in zip(self.features, envs)]))
 
-    def reset(self, seed: int | None = None) -> np.ndarray:
-        return self.env.reset(seed=seed)
-
     def step(self, actions: Any):
         states, moments = self.observe()
         env_actions, dev, _ = self.map(actions, states, moments)
@@ -162,9 +153,6 @@ class LatentActionWrapper:
         self.steps += self.num_envs
         info = dict(info, latent_deviation=dev, latent_lambda=lam)
         return obs, penalized_reward(np.asarray(reward, np.float64), dev, lam), terminated, truncated, info
-
-    def close(self) -> None:
-        self.env.close()
 
 
 class LatentFilteredEnv:

@@ -41,6 +41,7 @@ import numpy as np
 
 from mskbench.catalog import task_ids
 from mskbench.envs.vector import checked_actions
+from mskbench.envs.wrappers import BatchedWrapper, VectorWrapper, is_batched
 from mskbench.paradigms.residual.tasks import resolve_base
 
 FORMULA = "clip(a_base + alpha * clip(a_res, -1, 1), -1, 1)"
@@ -84,19 +85,18 @@ class ResidualMap:
         return self.c_res * residual_penalty(a_res, xp)
 
 
-class ResidualVectorEnv:
+class ResidualVectorEnv(VectorWrapper):
     """A :class:`~mskbench.envs.protocols.VectorEnv` taking residual actions (NumPy worlds).
 
     ``info["episode_returns"]`` are the returns the trainer optimises (penalty included);
-    ``info["executed_actions"]`` the muscle actions sent to the worlds.
+    ``info["executed_actions"]`` the muscle actions sent to the worlds. The map reads the last
+    observation, which ``reset`` keeps besides passing it through.
     """
 
     def __init__(self, env, *, penalty: bool = True):
-        self.env = env
+        super().__init__(env)
         self.map = ResidualMap(env.envs[0].task, env.obs_layout)
         self.use_penalty = penalty
-        self.num_envs, self.obs_size, self.action_size = env.num_envs, env.obs_size, env.action_size
-        self.obs_layout = env.obs_layout
         self._obs: np.ndarray | None = None
         self._returns = np.zeros(env.num_envs)
 
@@ -121,28 +121,16 @@ class ResidualVectorEnv:
         return obs, reward, terminated, truncated, {**info, "episode_returns": finished,
                                                     "residual_penalty": pen, "executed_actions": full}
 
-    def close(self) -> None:
-        self.env.close()
 
-
-class ResidualBatchedEnv:
+class ResidualBatchedEnv(BatchedWrapper):
     """A :class:`~mskbench.envs.protocols.BatchedEnv` taking residual actions: the combination and the
     penalty (``reward_terms["residual_l2"]``, weighted) inside the jitted step. Everything else is the
     wrapped env's (``reset``, ``refresh``, ``reset_to``, ``task``, ...)."""
 
     def __init__(self, env, *, penalty: bool = True):
-        self.env = env
+        super().__init__(env)
         self.map = ResidualMap(env.task, env.obs_layout)
         self.use_penalty = penalty
-        self.num_envs, self.obs_size, self.action_size = env.num_envs, env.obs_size, env.action_size
-        self.obs_layout = env.obs_layout
-        self.termination_names = env.termination_names
-
-    def reset(self, key):
-        return self.env.reset(key)
-
-    def refresh(self, state):
-        return self.env.refresh(state)
 
     def step(self, state, actions, auto_reset: bool = True, record: bool = False):
         import jax.numpy as jnp
@@ -153,9 +141,6 @@ class ResidualBatchedEnv:
             pen = self.map.penalty(actions, jnp).astype(out.reward.dtype)
             out = out._replace(reward=out.reward + pen, reward_terms={**out.reward_terms, "residual_l2": pen})
         return state, out
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.env, name)
 
 
 class ResidualWrapper:
@@ -180,7 +165,7 @@ class ResidualWrapper:
                            batched_env=lambda env: ResidualBatchedEnv(env, penalty=False), mean_length=True)
 
     def __call__(self, env, out_dir: Path | None, resume: bool):
-        if hasattr(env, "refresh"):  # a BatchedEnv
+        if is_batched(env):
             return ResidualBatchedEnv(env)
         return ResidualVectorEnv(env)
 
