@@ -185,6 +185,11 @@ def free_policy(policy: str, task: str) -> bool:
     return policy == HOLD_PROBE and not REGISTRY[task].goal_is_start
 
 
+def _probed(row: dict[str, Any], policies: Sequence[str] | None) -> bool:
+    """Whether a table row belongs to the policies asked for, by default those for which a success is free."""
+    return free_policy(row["policy"], row["task"]) if policies is None else row["policy"] in policies
+
+
 def free_successes(table: dict[str, Any], policies: Sequence[str] | None = None) -> list[dict[str, Any]]:
     """Every row with a counted success (the Table XII criterion met, or a counted native signal seen: the
     paper's rule) of a policy for which it is free (:func:`free_policy`), or of ``policies`` if given.
@@ -192,9 +197,7 @@ def free_successes(table: dict[str, Any], policies: Sequence[str] | None = None)
     return [{"task": r["task"], "policy": r["policy"], "sr_paper_pct": r["sr_paper_pct"],
              "sr_table_xii_pct": r["sr_table_xii_pct"],
              "sr_native_counted_pct": r["sr_native_pct"] if r["native_counts"] else 0.0}
-            for r in table["rows"]
-            if (free_policy(r["policy"], r["task"]) if policies is None else r["policy"] in policies)
-            and r["sr_paper_pct"] > 0]
+            for r in table["rows"] if _probed(r, policies) and r["sr_paper_pct"] > 0]
 
 
 def native_verdicts(table: dict[str, Any], threshold_pct: float = DEGENERACY_THRESHOLD_PCT,
@@ -206,8 +209,7 @@ def native_verdicts(table: dict[str, Any], threshold_pct: float = DEGENERACY_THR
     out = {}
     for task in table["tasks"]:
         native = table["native"][task]
-        rows = [r for r in table["rows"] if r["task"] == task
-                and (free_policy(r["policy"], task) if policies is None else r["policy"] in policies)]
+        rows = [r for r in table["rows"] if r["task"] == task and _probed(r, policies)]
         worst = max((r["sr_native_pct"] for r in rows), default=None)
         measured = native["signal"] and worst is not None and worst >= threshold_pct
         declared = native["degenerate"] is not None
