@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from mskbench.agents import ppo, sac
+from mskbench.agents import bc, ppo, sac
 from mskbench.agents.base import Learner, PolicyCheckpoint
 
 
@@ -79,6 +79,19 @@ def _ppo_minibatch(config: ppo.PPOConfig, given: Mapping[str, Any], backend: str
     return dataclasses.replace(config, minibatch_size=max(256, config.num_steps * config.num_envs // 64))
 
 
+def _ppo_derive(config: ppo.PPOConfig, given: Mapping[str, Any], backend: str) -> ppo.PPOConfig:
+    """The batched backend's minibatch (:func:`_ppo_minibatch`); a run started from an actor (``init``)
+    warms its critic up for :data:`INIT_CRITIC_WARMUP` iterations unless ``critic_warmup`` was given."""
+    config = _ppo_minibatch(config, given, backend)
+    if config.init is not None and "critic_warmup" not in given:
+        config = dataclasses.replace(config, critic_warmup=INIT_CRITIC_WARMUP)
+    return config
+
+
+#: Iterations a PPO run started from an actor (``--init``) trains its critic alone, by default.
+INIT_CRITIC_WARMUP = 2
+
+
 #: Algorithm name -> :class:`Algorithm`.
 ALGORITHMS: dict[str, Algorithm] = {
     "ppo": Algorithm(
@@ -91,7 +104,7 @@ ALGORITHMS: dict[str, Algorithm] = {
         format=ppo.FORMAT,
         read_policy=ppo.ppo_policy_checkpoint,
         export_policy=ppo.export_policy,
-        derive=_ppo_minibatch,
+        derive=_ppo_derive,
         eval_every_steps=500_000,
     ),
     "sac": Algorithm(
@@ -141,6 +154,20 @@ ALGORITHMS: dict[str, Algorithm] = {
         backends=("cpu",),
         eval_every_steps=5_000_000,
         eval_episodes=3,
+    ),
+    "bc": Algorithm(
+        name="bc",
+        summary="Behaviour cloning of the privileged expert with DAgger relabelling (PPO's 2x1024 actor, "
+                "observations only; 8 CPU worlds x 250 steps, 250 Adam steps per iteration; beta 0.5^i)",
+        config_class=bc.BCConfig,
+        defaults={"cpu": {"total_steps": 200_000}},
+        learner=bc.BCLearner,
+        format=bc.FORMAT,
+        read_policy=bc.bc_policy_checkpoint,
+        export_policy=bc.export_policy,
+        backends=("cpu",),
+        eval_every_steps=20_000,
+        eval_episodes=5,
     ),
 }
 

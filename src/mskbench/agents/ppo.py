@@ -104,8 +104,7 @@ def make_functions(cfg: PPOConfig, split: ObsSplit | None):
 
     grad_fn = jax.value_and_grad(loss_fn, has_aux=True)
 
-    @jax.jit
-    def update(params, opt_state, data, key):
+    def update(params, opt_state, data, key, train_actor=True):
         n = data["obs"].shape[0]
         n_mb = max(1, n // cfg.minibatch_size)
         size = n // n_mb
@@ -119,6 +118,9 @@ def make_functions(cfg: PPOConfig, split: ObsSplit | None):
                 idx, kk = xs
                 batch = jax.tree_util.tree_map(lambda x: x[idx], data)
                 (_, aux), grads = grad_fn(params, batch, kk)
+                if not train_actor:  # the critic's warm-up: every gradient but the value network's is zero
+                    grads = {k: g if k == "value" else jax.tree_util.tree_map(jnp.zeros_like, g)
+                             for k, g in grads.items()}
                 new_params, new_opt, gnorm = adam_update(grads, opt_state, params, cfg.learning_rate,
                                                          cfg.max_grad_norm)
                 if cfg.target_kl is not None:  # stop at the first minibatch past the KL target (not applied)
@@ -139,7 +141,7 @@ def make_functions(cfg: PPOConfig, split: ObsSplit | None):
         means = jax.tree_util.tree_map(lambda x: jnp.sum(x * computed) / jnp.sum(computed), stats)
         return params, opt_state, {**means, "updates_applied": jnp.mean(applied)}
 
-    return act, value_fn, deterministic, update
+    return act, value_fn, deterministic, jax.jit(update, static_argnames="train_actor")
 
 
 def gae(rewards, values, next_values, terminated, done, gamma, lam):
@@ -201,13 +203,16 @@ class PPOLearner:
             key = jax.random.PRNGKey(cfg.seed)
             key, k_init = jax.random.split(key)
             params = init_params(k_init, cfg, env.obs_size, env.action_size, self.split)
-            self.state = TrainState(params, adam_init(params), RunningNorm.create(env.obs_size), key=key)
+            norm = RunningNorm.create(env.obs_size)
+            if cfg.init is not None:
+                params, norm = init_actor(cfg.init, params, cfg, env.obs_layout, env.obs_size)
+            self.state = TrainState(params, adam_init(params), norm, key=key)
         self.collector: _HostCollector | _ScanCollector
         if isinstance(env, BatchedEnv):
             self.collector = _ScanCollector(env, cfg, act, value_fn, cfg.seed + self.state.iteration)
         else:
             self.collector = _HostCollector(env, cfg, act, value_fn, cfg.seed + self.state.iteration)
-        if self.state.iteration == 0:
+        if self.state.iteration == 0 and cfg.init is None:  # a started actor keeps the normalisation it learned in
             self.state.norm.update_moments(*self.collector.initial_moments())
 
     @property
@@ -228,7 +233,8 @@ class PPOLearner:
         state.norm.update_moments(*moments)  # statistics for the next iteration
         collect_s = time.perf_counter() - t0
         state.key, k = jax.random.split(state.key)
-        params, opt_state, stats = self.update(state.params, state.opt_state, data, k)
+        warmup = state.iteration < cfg.critic_warmup
+        params, opt_state, stats = self.update(state.params, state.opt_state, data, k, train_actor=not warmup)
         if not _finite(params):  # refused before it reaches the checkpoint (the last one stays as it was)
             raise RuntimeError(
                 f"PPO's update of iteration {state.iteration + 1} made the policy non-finite (approx_kl "
@@ -242,7 +248,7 @@ class PPOLearner:
                 "mean_reward": mean_reward,
                 "episode_return": float(np.mean(ep_returns)) if ep_returns else None,
                 "steps_per_s": batch_steps / wall, "collect_s": collect_s, "update_s": wall - collect_s,
-                **starts, **{k: float(v) for k, v in stats.items()}}
+                **({"critic_warmup": True} if warmup else {}), **starts, **{k: float(v) for k, v in stats.items()}}
 
     def policy(self):
         """The current deterministic policy (:func:`make_policy`)."""
@@ -370,6 +376,43 @@ class _ScanCollector:
 def _moments(batch: np.ndarray):
     b = np.asarray(batch, np.float64).reshape(-1, batch.shape[-1])
     return b.mean(0), b.var(0), b.shape[0]
+
+
+def init_actor(path: str | Path, params, cfg: PPOConfig, layout: Mapping[str, slice], obs_size: int):
+    """``params`` with the actor of the checkpoint at ``path`` (any whose policy is PPO's: a PPO or BC run;
+    a run directory picks its evaluated checkpoint): its mean network and log-std, and its observation
+    normalisation. The critic stays ``params``'. A different architecture or observation layout is a
+    ``ValueError``."""
+    from mskbench.agents.run_dir import checkpoint_path
+
+    _, jnp = _jax()
+    found = checkpoint_path(str(path))
+    if found is None:
+        raise ValueError(f"--init {path}: no checkpoint there (a run directory or a .npz)")
+    with np.load(found, allow_pickle=False) as z:
+        if "params/policy/0/w" not in z.files:
+            fmt = str(z["format"]) if "format" in z.files else FORMAT
+            raise ValueError(f"--init {path}: a {fmt} checkpoint has no PPO actor (its MLP policy); PPO starts "
+                             "from a PPO or BC run")
+        theirs = PPOConfig(**json.loads(str(z["config"])))
+        if theirs.policy != cfg.policy or theirs.hidden != cfg.hidden:
+            raise ValueError(f"--init {path}: its actor is a {theirs.policy} of widths {list(theirs.hidden)}, this "
+                             f"run's a {cfg.policy} of widths {list(cfg.hidden)}; give the same hidden sizes")
+        loaded, norm = _read_policy(z)
+        check_layout(found, _stored_layout(z), layout, obs_size, norm.mean.size, theirs)
+    out = dict(params)
+    out["policy"] = loaded["policy"]
+    if "log_std" in loaded:
+        out["log_std"] = jnp.asarray(loaded["log_std"], jnp.float32)
+    for got, want in zip(jax_leaves(out["policy"]), jax_leaves(params["policy"])):
+        if got.shape != want.shape:
+            raise ValueError(f"--init {path}: its actor's shapes differ from this task's ({got.shape} vs {want.shape})")
+    return out, norm
+
+
+def jax_leaves(tree):
+    jax, _ = _jax()
+    return jax.tree_util.tree_leaves(tree)
 
 
 def make_policy(params, norm: RunningNorm, cfg: PPOConfig, split: ObsSplit | None, deterministic=None):

@@ -45,6 +45,12 @@ class PPOConfig:
     #: Stop an iteration's epochs at the first minibatch whose approx_kl exceeds 1.5 × this (Stable-Baselines3's
     #: rule; the minibatch is not applied). None: every minibatch of every epoch is applied (Table XVI).
     target_kl: float | None = None
+    #: A checkpoint (or run directory) whose actor and observation normalisation start the run
+    #: (:func:`mskbench.agents.ppo.init_actor`; ``mskbench train --init RUN``).
+    init: str | None = None
+    #: Iterations at the start in which only the critic learns (the actor frozen): a critic fitted to a
+    #: started actor's returns before its advantages move the actor.
+    critic_warmup: int = 0
 
     def __post_init__(self):
         if self.policy not in ("mlp", "encoder_decoder"):
@@ -52,6 +58,8 @@ class PPOConfig:
         for name in ("total_steps", "num_steps", "epochs", "minibatch_size", "latent_size", "num_envs"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+        if self.critic_warmup < 0:
+            raise ValueError(f"critic_warmup must be >= 0, got {self.critic_warmup}")
         if self.target_kl is not None and not self.target_kl > 0:
             raise ValueError(f"target_kl must be > 0 (or None), got {self.target_kl}")
         self.hidden = tuple(self.hidden)

@@ -93,9 +93,13 @@ def _settings(pairs: tuple[str, ...]) -> dict:
                    "the batched step.")
 @click.option("--tube", type=click.FloatRange(0.0, 1.0), default=None,
               help="Tube radius delta of --latent, in activation units [default: 0.25, the authors'].")
+@click.option("--init", "init", default=None, metavar="RUN",
+              help="PPO from a trained actor: a PPO or BC run directory (or checkpoint) whose actor (mean network, "
+                   "log-std) and observation normalisation start the run; the critic learns alone for the first "
+                   "--set critic_warmup=N iterations [default: 2].")
 def train_cmd(task, algo, out_dir, steps, backend, impl, num_envs, rollout, hidden, minibatch, epochs, learning_rate,
               extra, eval_every_steps, eval_episodes, eval_env, seed, resume, time_limit, agentic, agentic_every,
-              agentic_timeout, base, latent_model, tube):
+              agentic_timeout, base, latent_model, tube, init):
     """Train an algorithm on TASK with Table XVI's defaults: ppo (2x1024 MLPs, lr 3e-4, batch 256, 2048
     steps x 8 envs, 10 epochs), sac (SBX: 2x1024 actor, twin 2x1024 critics, lr 1e-4, 8 envs, one
     gradient step per vectorised step), deprl (DEP exploration on SAC, 3-step returns, 16 envs, 1e5
@@ -119,12 +123,15 @@ def train_cmd(task, algo, out_dir, steps, backend, impl, num_envs, rollout, hidd
     if len(names) != 1:
         raise click.BadParameter("train takes one task", param_hint="TASK")
     config = _settings(extra)
-    ppo = algo == "ppo"
+    ppo, bc = algo == "ppo", algo == "bc"
     if epochs is not None and not ppo:
-        raise click.BadParameter(f"--epochs is PPO's (passes over each rollout); {algo} is off-policy",
-                                 param_hint="--epochs")
+        why = "bc fits --set updates=N Adam steps per iteration" if bc else f"{algo} is off-policy"
+        raise click.BadParameter(f"--epochs is PPO's (passes over each rollout); {why}", param_hint="--epochs")
+    if init is not None and not ppo:
+        raise click.BadParameter(f"--init starts PPO from a trained actor; {algo}'s actor is not PPO's",
+                                 param_hint="--init")
     for key, value in (("num_envs", num_envs), ("num_steps", rollout),
-                       ("minibatch_size" if ppo else "batch_size", minibatch), ("epochs", epochs),
+                       ("minibatch_size" if ppo or bc else "batch_size", minibatch), ("epochs", epochs),
                        ("learning_rate", learning_rate)):
         if value is not None:
             config[key] = value
@@ -132,7 +139,11 @@ def train_cmd(task, algo, out_dir, steps, backend, impl, num_envs, rollout, hidd
         from mskbench.training import resolve_config
 
         layers = len(resolve_config(algo, names[0], backend, {}).hidden)
-        config.update({"hidden": (hidden,) * layers, ("value_hidden" if ppo else "critic_hidden"): (hidden,) * layers})
+        config["hidden"] = (hidden,) * layers
+        if not bc:  # bc trains no critic
+            config["value_hidden" if ppo else "critic_hidden"] = (hidden,) * layers
+    if init is not None:
+        config["init"] = init
     tuner = _agentic_tuner(agentic, agentic_every, agentic_timeout, backend)
     residual, task_options = _residual_base(names[0], base, tuner)
     prior = _latent_prior(latent_model, tube, tuner or residual)

@@ -325,7 +325,9 @@ def _run_dirs(paths: Sequence[str | Path]) -> tuple[list[Path], list[str]]:
 
 def gather_runs(paths: Sequence[str | Path]) -> dict[str, Any]:
     """Learning curves: ``{"runs": [{"path", "name", "task", "algo", "metric", "lower_is_better", "steps",
-    "values", "peak_step", "peak_value", "steps_done"}], "notes": [...]}``."""
+    "values", "peak_step", "peak_value", "steps_done"}], "notes": [...]}``; ``algo`` is the method as the
+    report names it (:attr:`mskbench.training.Run.label`: ``"ppo (from bc)"`` for a run started from a BC
+    run's actor)."""
     from mskbench.training import Run
 
     notes: list[str] = []
@@ -361,7 +363,7 @@ def gather_runs(paths: Sequence[str | Path]) -> dict[str, Any]:
                 notes.append(f"{d.name}: no peak efficiency ({exc})")
                 i = int(np.argmax(values))
                 peak_step, peak_value = float(steps[i]), float(values[i])
-        runs.append({"path": str(d), "name": d.name, "task": run.task, "algo": run.algo, "metric": metric,
+        runs.append({"path": str(d), "name": d.name, "task": run.task, "algo": run.label, "metric": metric,
                      "lower_is_better": lower, "steps": steps, "values": values, "peak_step": peak_step,
                      "peak_value": peak_value, "steps_done": run.steps})
     return {"runs": runs, "notes": notes}

@@ -64,20 +64,25 @@ def train_loop(algo: str | Algorithm, env: Any, cfg: Any, *, out_dir: str | Path
         run.write_config(dataclasses.asdict(cfg))
     deadline = None if time_limit_s is None else started + time_limit_s
     trained = Trained(learner)
-    while learner.steps < cfg.total_steps:
-        row = learner.iterate(deadline)
-        out_of_time = deadline is not None and time.perf_counter() >= deadline
-        if out_of_time and learner.steps < cfg.total_steps:
-            row["stopped"] = "time_limit"
-        last = learner.steps >= cfg.total_steps or out_of_time
-        if eval_fn is not None and (learner.iteration % eval_every == 0 or last):
-            row["eval"] = eval_fn(learner.policy())
-        trained.history.append(row)
-        if run is not None:
-            learner.save(run.checkpoint)
-            run.append_log(row)
-        if on_iteration is not None:
-            on_iteration(row)
-        if out_of_time:
-            break
+    try:
+        while learner.steps < cfg.total_steps:
+            row = learner.iterate(deadline)
+            out_of_time = deadline is not None and time.perf_counter() >= deadline
+            if out_of_time and learner.steps < cfg.total_steps:
+                row["stopped"] = "time_limit"
+            last = learner.steps >= cfg.total_steps or out_of_time
+            if eval_fn is not None and (learner.iteration % eval_every == 0 or last):
+                row["eval"] = eval_fn(learner.policy())
+            trained.history.append(row)
+            if run is not None:
+                learner.save(run.checkpoint)
+                run.append_log(row)
+            if on_iteration is not None:
+                on_iteration(row)
+            if out_of_time:
+                break
+    finally:
+        close = getattr(learner, "close", None)  # a learner that holds processes (BC's worlds)
+        if close is not None:
+            close()
     return trained

@@ -82,6 +82,20 @@ class Run:
         return self.history[-1].get("stopped") if self.history else None
 
     @property
+    def label(self) -> str:
+        """The method as reports name it: the algorithm, or ``"ppo (from bc)"`` for a run started from
+        another run's actor (``init``; the source named by its run's algorithm, else its file name)."""
+        init = (self.settings.get("config") or {}).get("init")
+        if not init:
+            return self.algo
+        source = RunDir(Path(init).parent)
+        try:
+            origin = source.settings()["algo"] if source.is_run() else Path(init).name
+        except (OSError, ValueError, KeyError):
+            origin = Path(init).name
+        return f"{self.algo} (from {origin})"
+
+    @property
     def best_path(self) -> Path | None:
         """The checkpoint an evaluation of this run uses (``best.npz`` under the best-return rule, else
         the latest ``checkpoint.npz``)."""
@@ -155,7 +169,7 @@ def train(task: str | Task, algo: str = "ppo", *, backend: str = "cpu", impl: st
           time_limit_s: float | None = None, eval_episodes: int | None = None, eval_every_steps: int | None = None,
           eval_env: str | None = None, task_options: Mapping[str, Any] | None = None,
           on_start: Callable[[dict], None] | None = None, on_iteration: Callable[[dict], None] | None = None,
-          env_wrapper: EnvWrapper | None = None, **config: Any) -> Run:
+          env_wrapper: EnvWrapper | None = None, init: str | Path | None = None, **config: Any) -> Run:
     """Train ``algo`` on ``task`` and return the :class:`Run`.
 
     Parameters
@@ -190,6 +204,11 @@ def train(task: str | Task, algo: str = "ppo", *, backend: str = "cpu", impl: st
     env_wrapper:
         A paradigm's wrapper of the training env (:class:`EnvWrapper`, e.g.
         :class:`mskbench.paradigms.agentic.AgenticTuner`); its settings go to ``run.json``.
+    init:
+        PPO only: a run directory or checkpoint whose actor (mean network, log-std) and observation
+        normalisation start this run (a PPO or BC run, e.g. ``algo="bc"``'s distilled expert); the
+        critic learns alone for the first ``critic_warmup`` iterations (default 2). Recorded, resolved to
+        its checkpoint file, as the config's ``init``.
     **config:
         The algorithm's hyper-parameters (e.g. ``num_envs``, ``num_steps``,
         ``learning_rate``, ``hidden``); an unknown name lists the valid ones.
@@ -217,6 +236,16 @@ def train(task: str | Task, algo: str = "ppo", *, backend: str = "cpu", impl: st
         task_obj = make_task(task, **(task_options or {}))
     name = task_obj.name
     overrides = dict(config, seed=seed)
+    if init is not None:
+        if algo != "ppo":
+            raise ValueError(f"init starts PPO from a trained actor; {algo}'s actor is not PPO's (the SAC family's "
+                             "SBX actor is a ReLU network with a state-dependent, tanh-squashed Gaussian)")
+        from mskbench.agents.run_dir import checkpoint_path
+
+        found = checkpoint_path(str(init))
+        if found is None:
+            raise ValueError(f"init {str(init)!r} names no checkpoint (a run directory or a .npz file)")
+        overrides["init"] = str(found.resolve())
     if steps is not None:
         overrides["total_steps"] = int(steps)
     elif default_total_steps(algo, name, backend) is not None:

@@ -1,0 +1,517 @@
+"""Behaviour cloning with DAgger relabelling: the privileged expert distilled into PPO's actor.
+
+The teacher is a built-in privileged controller (:mod:`mskbench.control`, ``expert`` by default): it
+reads the simulator of the world it labels. The student is the network PPO trains
+(:mod:`mskbench.agents.ppo_networks`: an MLP of ``hidden`` widths with tanh, its mean clipped to
+[-1, 1]) and sees the policy observation only, normalised as PPO normalises it. Each iteration:
+
+1. **collect** ``num_steps`` control steps in each of the ``num_envs`` CPU worlds. In every step the
+   teacher labels the state the world is in (its action for that state); the action executed is the
+   teacher's with probability ``beta`` and the student's otherwise (DAgger's mixture,
+   ``beta = beta0 · beta_decay^i`` at iteration ``i``, so the first iteration is pure demonstration
+   unless ``beta0 < 1``). Episodes run on across iterations and restart as the training env restarts
+   them; the teacher is reset with its world.
+2. **aggregate**: the observations and labels join the data set of every earlier iteration
+   (DAgger's aggregation; ``demos``, a file of ``mskbench record``, can seed it).
+3. **fit**: ``updates`` Adam steps on minibatches drawn uniformly from the whole data set, the loss
+   the mean squared error between the student's mean action and the label; observations normalised
+   by the running statistics of every observation collected. The log-std of the checkpoint's
+   Gaussian is then the maximum-likelihood one of the residuals (per muscle, over the last
+   minibatches), so PPO started from it (``mskbench train --algo ppo --init RUN``) explores about as
+   far as the student errs.
+
+The worlds run in ``workers`` processes (0: one per CPU core, at most one per world), each holding its
+worlds and their teachers; the student's weights go to them once per iteration. Checkpoints hold the
+student in PPO's layout (``params/policy``, ``params/log_std``, the normalisation), so a BC run loads
+wherever a PPO checkpoint loads, plus ``format = "mskbench-bc"``, the optimiser and the BC settings;
+the data set is kept beside the checkpoint, one file per iteration in ``dagger/`` (resuming reads it
+back).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import time
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from mskbench.agents.base import PolicyCheckpoint, check_obs_layout, flatten_tree, layout_json, savez_atomic
+from mskbench.agents.base import unflatten_tree
+from mskbench.agents.ppo_networks import PPOConfig, RunningNorm, _jax, adam_init, adam_update, mlp_apply, mlp_init
+
+FORMAT = "mskbench-bc"
+CHECKPOINT_VERSION = 1
+#: The data set's folder beside the checkpoint: one ``NNNNN.npz`` per iteration.
+DATA_DIR = "dagger"
+#: Bounds of the fitted log-std (std 0.02 .. 0.61, PPO's initial).
+LOG_STD_RANGE = (-4.0, -0.5)
+
+
+@dataclass
+class BCConfig:
+    """Hyper-parameters of :class:`BCLearner` (our choices; the paper trains no BC)."""
+
+    total_steps: int = 200_000
+    num_envs: int = 8
+    num_steps: int = 250  # control steps per world per iteration
+    updates: int = 250  # Adam steps per iteration
+    minibatch_size: int = 256
+    learning_rate: float = 3e-4
+    max_grad_norm: float = 1.0
+    hidden: tuple[int, ...] = (1024, 1024)  # PPO's actor (Table XVI)
+    beta0: float = 1.0
+    beta_decay: float = 0.5
+    teacher: str = "expert"
+    demos: str | None = None
+    max_samples: int = 400_000  # the data set keeps the newest this many
+    workers: int = 0
+    seed: int = 0
+
+    def __post_init__(self):
+        for name in ("total_steps", "num_envs", "num_steps", "updates", "minibatch_size", "max_samples"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+        for name in ("beta0", "beta_decay"):
+            if not 0.0 <= getattr(self, name) <= 1.0:
+                raise ValueError(f"{name} must be in [0, 1], got {getattr(self, name)}")
+        if self.workers < 0:
+            raise ValueError(f"workers must be >= 0 (0: one per CPU core), got {self.workers}")
+        from mskbench.control.registry import check_controller
+
+        check_controller(self.teacher)
+        self.hidden = tuple(self.hidden)
+
+    def beta(self, iteration: int) -> float:
+        """The teacher's share of the executed actions at ``iteration`` (0-based)."""
+        return self.beta0 * self.beta_decay ** iteration
+
+    def actor_config(self) -> PPOConfig:
+        """The student as PPO describes its actor (what a PPO checkpoint's ``config`` holds)."""
+        return PPOConfig(hidden=self.hidden, value_hidden=self.hidden, num_envs=self.num_envs, seed=self.seed,
+                         total_steps=self.total_steps)
+
+
+# -- the worlds and their teachers --------------------------------------------------------------------
+def student_action(params: list[dict[str, np.ndarray]], x: np.ndarray) -> np.ndarray:
+    """The student's deterministic action for normalised ``x`` in NumPy (PPO's MLP: tanh between
+    layers, the mean clipped to [-1, 1])."""
+    for i, layer in enumerate(params):
+        x = x @ layer["w"] + layer["b"]
+        if i < len(params) - 1:
+            x = np.tanh(x)
+    return np.clip(x, -1.0, 1.0)
+
+
+class DaggerWorlds:
+    """Worlds, each with a teacher that labels every state it is in.
+
+    ``envs``: Gymnasium-style environments (``reset(seed=)``, ``step``; the step's ``info`` holds
+    ``step``, ``success`` and ``termination`` as :class:`~mskbench.envs.MSKEnv`'s does); ``teachers``:
+    one policy per world (``reset()``, ``act(obs)``; it may read its world's simulator). World ``i`` is
+    first reset with ``seeds[i]``; later resets continue its stream. :meth:`from_task` builds CPU worlds
+    of a task with built-in teachers.
+    """
+
+    def __init__(self, envs: list[Any], teachers: list[Any], seeds: list[int], rng_seed: int):
+        if not len(envs) == len(teachers) == len(seeds):
+            raise ValueError("one teacher and one seed per world")
+        self.envs, self.teachers = envs, teachers
+        self.obs = [env.reset(seed=int(s))[0] for env, s in zip(self.envs, seeds)]
+        for t in self.teachers:
+            t.reset()
+        self.returns = np.zeros(len(seeds))
+        self.rng = np.random.default_rng(rng_seed)
+
+    @classmethod
+    def from_task(cls, task: Any, seeds: list[int], teacher: str, rng_seed: int) -> "DaggerWorlds":
+        """CPU worlds of ``task`` (each its own copy), each with the built-in controller ``teacher``."""
+        from mskbench.control.registry import make_controller
+        from mskbench.envs.cpu_env import MSKEnv
+
+        envs = [MSKEnv(copy.deepcopy(task)) for _ in seeds]
+        return cls(envs, [make_controller(teacher, env) for env in envs], seeds, rng_seed)
+
+    def collect(self, student: dict | None, beta: float, steps: int) -> dict[str, Any]:
+        """``steps`` steps of every world; ``student``: ``{"params", "mean", "std", "clip"}`` or None
+        (the teacher acts). Returns the observations, labels, rewards and finished episodes."""
+        n = len(self.envs)
+        obs_out = np.zeros((steps, n, self.obs[0].size), np.float32)
+        labels: np.ndarray | None = None
+        rewards = np.zeros((steps, n))
+        teacher_acted = np.zeros((steps, n), bool)
+        finished: list[dict[str, Any]] = []
+        for t in range(steps):
+            for i, env in enumerate(self.envs):
+                obs = self.obs[i]
+                label = np.asarray(self.teachers[i].act(obs), np.float32)
+                if labels is None:
+                    labels = np.zeros((steps, n, label.size), np.float32)
+                use_teacher = student is None or self.rng.random() < beta
+                if use_teacher or student is None:
+                    action = label
+                else:
+                    x = (np.asarray(obs, np.float64) - student["mean"]) / student["std"]
+                    x = np.clip(x, -student["clip"], student["clip"]).astype(np.float32)
+                    action = student_action(student["params"], x)
+                obs_out[t, i], labels[t, i], teacher_acted[t, i] = obs, label, use_teacher
+                nxt, r, term, trunc, info = env.step(action)
+                rewards[t, i] = r
+                self.returns[i] += r
+                if term or trunc:
+                    finished.append({"return": float(self.returns[i]), "length": int(info["step"]),
+                                     "success": bool(info["success"]), "termination": info["termination"]})
+                    self.returns[i] = 0.0
+                    nxt = env.reset()[0]
+                    self.teachers[i].reset()
+                self.obs[i] = nxt
+        assert labels is not None
+        return {"obs": obs_out.reshape(steps * n, -1), "labels": labels.reshape(steps * n, -1),
+                "rewards": rewards, "teacher_acted": teacher_acted, "finished": finished}
+
+    def close(self) -> None:
+        for env in self.envs:
+            env.close()
+
+
+def _serve(conn, task, seeds, teacher: str, rng_seed: int) -> None:
+    """A worker process: its worlds answer ``("collect", student, beta, steps)`` until ``None``."""
+    worlds = DaggerWorlds.from_task(task, seeds, teacher, rng_seed)
+    conn.send("ready")
+    try:
+        while True:
+            msg = conn.recv()
+            if msg is None:
+                break
+            _, student, beta, steps = msg
+            conn.send(worlds.collect(student, beta, steps))
+    finally:
+        worlds.close()
+        conn.close()
+
+
+#: The environment a worker process starts with: single-threaded BLAS (the student's forward pass and the
+#: teacher's QP assembly are small; with a thread pool per worker, two workers on two cores measured 20.9 ms
+#: per student action against 3.4 ms single-threaded).
+_ONE_THREAD = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+
+
+class WorldPool:
+    """The worlds split over ``workers`` processes (0 or 1 world groups in this process when ``workers``
+    is 1). ``collect`` gathers every group's steps, world order kept."""
+
+    def __init__(self, task: Any, num_envs: int, seed: int, teacher: str, workers: int):
+        workers = max(1, min(num_envs, workers or os.cpu_count() or 1))
+        groups = [list(g) for g in np.array_split(np.arange(num_envs), workers)]
+        self.workers = workers
+        self.local: DaggerWorlds | None = None
+        self.conns: list[Any] = []
+        self.procs: list[Any] = []
+        if workers == 1:
+            self.local = DaggerWorlds.from_task(task, [seed + int(i) for i in groups[0]], teacher, seed)
+            return
+        import multiprocessing as mp
+
+        ctx = mp.get_context("spawn")  # safe with JAX's threads in this process
+        saved = {k: os.environ.get(k) for k in _ONE_THREAD}
+        os.environ.update(_ONE_THREAD)  # a worker is one core's work: BLAS threads of its own only contend
+        try:
+            for w, g in enumerate(groups):
+                parent, child = ctx.Pipe()
+                p = ctx.Process(target=_serve, args=(child, task, [seed + int(i) for i in g], teacher,
+                                                     seed + 7919 * w), daemon=True)
+                p.start()
+                child.close()
+                self.conns.append(parent)
+                self.procs.append(p)
+        finally:
+            for k, v in saved.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
+        for c in self.conns:
+            if c.recv() != "ready":
+                raise RuntimeError("a DAgger worker did not start")
+
+    def collect(self, student: dict | None, beta: float, steps: int) -> dict[str, Any]:
+        if self.local is not None:
+            return self.local.collect(student, beta, steps)
+        for c in self.conns:
+            c.send(("collect", student, beta, steps))
+        parts = [c.recv() for c in self.conns]
+        return {"obs": np.concatenate([p["obs"].reshape(steps, -1, p["obs"].shape[-1]) for p in parts], 1)
+                .reshape(-1, parts[0]["obs"].shape[-1]),
+                "labels": np.concatenate([p["labels"].reshape(steps, -1, p["labels"].shape[-1]) for p in parts], 1)
+                .reshape(-1, parts[0]["labels"].shape[-1]),
+                "rewards": np.concatenate([p["rewards"] for p in parts], 1),
+                "teacher_acted": np.concatenate([p["teacher_acted"] for p in parts], 1),
+                "finished": [f for p in parts for f in p["finished"]]}
+
+    def close(self) -> None:
+        if self.local is not None:
+            self.local.close()
+        for c in self.conns:
+            try:
+                c.send(None)
+            except (BrokenPipeError, OSError):
+                pass
+        for p in self.procs:
+            p.join(timeout=10)
+            if p.is_alive():
+                p.terminate()
+        self.conns, self.procs = [], []
+
+
+# -- the learner ---------------------------------------------------------------------------------------
+def make_fit(cfg: BCConfig):
+    """Jitted ``fit(params, opt_state, obs, labels, idx) -> (params, opt_state, mean loss, squared residuals)``:
+    one Adam step per row of ``idx`` (minibatch indices into the normalised ``obs`` and ``labels``)."""
+    jax, jnp = _jax()
+
+    def loss_fn(params, x, y):
+        err = mlp_apply(params, x) - y
+        return jnp.mean(err**2), err
+
+    grad_fn = jax.value_and_grad(loss_fn, has_aux=True)
+
+    @jax.jit
+    def fit(params, opt_state, obs, labels, idx):
+        def step(carry, rows):
+            params, opt_state = carry
+            (loss, err), grads = grad_fn(params, obs[rows], labels[rows])
+            params, opt_state, _ = adam_update(grads, opt_state, params, cfg.learning_rate, cfg.max_grad_norm)
+            return (params, opt_state), (loss, jnp.mean(err**2, axis=0))
+
+        (params, opt_state), (losses, sq) = jax.lax.scan(step, (params, opt_state), idx)
+        return params, opt_state, losses, sq
+
+    return fit
+
+
+@dataclass
+class BCState:
+    params: Any  # the student's MLP (PPO's params["policy"])
+    opt_state: Any
+    norm: RunningNorm
+    log_std: np.ndarray
+    steps: int = 0
+    iteration: int = 0
+
+
+class BCLearner:
+    """DAgger on the task of ``env`` (a :class:`~mskbench.envs.vector.MSKVectorEnv`: its task and
+    layout; the worlds themselves are rebuilt beside their teachers, :class:`WorldPool`). ``checkpoint``
+    continues a run (same settings; its data set is read back from the checkpoint's folder)."""
+
+    def __init__(self, env: Any, cfg: BCConfig, checkpoint: Path | None = None):
+        envs = getattr(env, "envs", None)
+        if envs is None or not hasattr(envs[0], "task"):
+            raise ValueError("bc distils the expert on the CPU env (backend='cpu') without a paradigm's wrapper")
+        if env.num_envs != cfg.num_envs:
+            raise ValueError(f"the env has {env.num_envs} worlds, the config says num_envs={cfg.num_envs}")
+        from mskbench.control.registry import behaviour_for
+
+        task = envs[0].task
+        behaviour_for(cfg.teacher, task.name)  # a clear error for a task the teacher does not serve
+        self.env, self.cfg, self.task = env, cfg, task
+        self.obs_layout = dict(env.obs_layout)
+        self.obs_size, self.action_size = int(env.obs_size), int(env.action_size)
+        self.fit = make_fit(cfg)
+        self.deterministic = None
+        self._obs: list[np.ndarray] = []
+        self._labels: list[np.ndarray] = []
+        self._new: tuple[np.ndarray, np.ndarray] | None = None  # this iteration's data, saved with the checkpoint
+        if checkpoint is not None:
+            self.state = load_checkpoint(checkpoint, cfg, self.obs_layout)
+            self._read_data(Path(checkpoint).parent / DATA_DIR)
+        else:
+            jax, _ = _jax()
+            params = mlp_init(jax.random.PRNGKey(cfg.seed), [self.obs_size, *cfg.hidden, self.action_size],
+                              last_scale=0.01)
+            self.state = BCState(params, adam_init(params), RunningNorm.create(self.obs_size),
+                                 np.full(self.action_size, LOG_STD_RANGE[1], np.float32))
+            if cfg.demos:
+                obs, labels = read_demos(cfg.demos, task.name, self.obs_layout)
+                self._add(obs, labels)
+                self._new = (obs, labels)
+        self.rng = np.random.default_rng(cfg.seed + 1_000_003 * self.state.iteration)
+        self.pool = WorldPool(task, cfg.num_envs, cfg.seed + 1_000_003 * self.state.iteration, cfg.teacher,
+                              cfg.workers)
+
+    @property
+    def steps(self) -> int:
+        return self.state.steps
+
+    @property
+    def iteration(self) -> int:
+        return self.state.iteration
+
+    # -- the data set ----------------------------------------------------------------------------------
+    def _add(self, obs: np.ndarray, labels: np.ndarray) -> None:
+        self._obs.append(np.asarray(obs, np.float32))
+        self._labels.append(np.asarray(labels, np.float32))
+        self.state.norm.update(obs)
+        total = sum(len(o) for o in self._obs)
+        while total - len(self._obs[0]) >= self.cfg.max_samples:  # keep the newest max_samples (whole files)
+            total -= len(self._obs.pop(0))
+            self._labels.pop(0)
+
+    def _read_data(self, folder: Path) -> None:
+        files = sorted(folder.glob("*.npz")) if folder.is_dir() else []
+        for f in files:
+            if int(f.stem) > self.state.iteration:  # written after the checkpoint resumed from
+                continue
+            with np.load(f) as z:
+                self._obs.append(z["obs"])
+                self._labels.append(z["labels"])
+        total = sum(len(o) for o in self._obs)
+        while self._obs and total - len(self._obs[0]) >= self.cfg.max_samples:
+            total -= len(self._obs.pop(0))
+            self._labels.pop(0)
+
+    @property
+    def samples(self) -> int:
+        return sum(len(o) for o in self._obs)
+
+    # -- one iteration ---------------------------------------------------------------------------------
+    def _student(self) -> dict | None:
+        if self.state.iteration == 0:  # the first iteration is the teacher's
+            return None
+        params = [{k: np.asarray(v) for k, v in layer.items()} for layer in self.state.params]
+        return {"params": params, "mean": self.state.norm.mean, "std": np.sqrt(self.state.norm.var + 1e-8),
+                "clip": self.state.norm.clip}
+
+    def iterate(self, deadline: float | None = None) -> dict:
+        _, jnp = _jax()
+        cfg, state = self.cfg, self.state
+        t0 = time.perf_counter()
+        beta = cfg.beta(state.iteration)
+        student = self._student()
+        data = self.pool.collect(student, 1.0 if student is None else beta, cfg.num_steps)
+        self._add(data["obs"], data["labels"])
+        self._new = (data["obs"], data["labels"]) if self._new is None else \
+            (np.concatenate([self._new[0], data["obs"]]), np.concatenate([self._new[1], data["labels"]]))
+        collect_s = time.perf_counter() - t0
+        obs = np.concatenate(self._obs)
+        labels = np.concatenate(self._labels)
+        x = jnp.asarray(state.norm(obs))
+        idx = self.rng.integers(0, len(obs), size=(cfg.updates, cfg.minibatch_size))
+        params, opt_state, losses, sq = self.fit(state.params, state.opt_state, x, jnp.asarray(labels),
+                                                 jnp.asarray(idx))
+        tail = max(1, cfg.updates // 4)  # the residuals of the last quarter of the steps
+        rms = np.sqrt(np.asarray(sq)[-tail:].mean(0))
+        state.params, state.opt_state = params, opt_state
+        state.log_std = np.clip(np.log(np.maximum(rms, 1e-6)), *LOG_STD_RANGE).astype(np.float32)
+        state.steps += cfg.num_steps * cfg.num_envs
+        state.iteration += 1
+        wall = time.perf_counter() - t0
+        finished = data["finished"]
+        return {"iteration": state.iteration, "steps": state.steps, "beta": beta if student is not None else 1.0,
+                "teacher_share": float(data["teacher_acted"].mean()), "samples": len(obs),
+                "mean_reward": float(data["rewards"].mean()),
+                "episode_return": float(np.mean([f["return"] for f in finished])) if finished else None,
+                "episodes": len(finished),
+                "episode_success": float(np.mean([f["success"] for f in finished])) if finished else None,
+                "bc_loss": float(np.asarray(losses)[-tail:].mean()), "bc_loss_first": float(np.asarray(losses)[0]),
+                "steps_per_s": cfg.num_steps * cfg.num_envs / wall, "collect_s": collect_s,
+                "update_s": wall - collect_s}
+
+    def policy(self):
+        """The student's deterministic policy (PPO's :func:`~mskbench.agents.ppo.make_policy`)."""
+        from mskbench.agents.ppo import make_functions, make_policy
+
+        if self.deterministic is None:
+            self.deterministic = make_functions(self.cfg.actor_config(), None)[2]
+        return make_policy({"policy": self.state.params}, self.state.norm, self.cfg.actor_config(), None,
+                           self.deterministic)
+
+    def save(self, path: Path) -> None:
+        path = Path(path)
+        if self._new is not None:  # the data this checkpoint has seen, before the checkpoint names it
+            folder = path.parent / DATA_DIR
+            folder.mkdir(exist_ok=True)
+            savez_atomic(folder / f"{self.state.iteration:05d}.npz", {"obs": self._new[0], "labels": self._new[1]})
+            self._new = None
+        save_checkpoint(path, self.state, self.cfg, self.obs_layout)
+
+    def close(self) -> None:
+        self.pool.close()
+
+    def __del__(self):
+        try:
+            self.pool.close()
+        except Exception:  # noqa: BLE001 - interpreter shutdown
+            pass
+
+
+# -- demonstrations ---------------------------------------------------------------------------------------
+def read_demos(path: str | Path, task: str, layout: Mapping[str, slice]) -> tuple[np.ndarray, np.ndarray]:
+    """The observations and actions of a demonstrations file (``mskbench record``) of ``task``."""
+    with np.load(path, allow_pickle=False) as z:
+        if "format" not in z.files or str(z["format"]) != "mskbench-demos":
+            raise ValueError(f"{path} is not a demonstrations file of mskbench record")
+        if str(z["task"]) != task:
+            raise ValueError(f"{path} holds demonstrations of {z['task']}, not {task}")
+        check_obs_layout(path, str(z["obs_layout"]), layout, None, 0)
+        return np.asarray(z["observation"], np.float32), np.asarray(z["action"], np.float32)
+
+
+# -- checkpoints -------------------------------------------------------------------------------------------
+def save_checkpoint(path: Path, state: BCState, cfg: BCConfig, layout: Mapping[str, slice] | None = None) -> None:
+    """The student in PPO's layout (``params/policy``, ``params/log_std``, ``norm/``, ``config`` as PPO's
+    actor config), plus the format, the optimiser and the BC settings."""
+    flat = {f"params/policy/{k}": v for k, v in flatten_tree(state.params).items()}
+    flat["params/log_std"] = np.asarray(state.log_std, np.float32)
+    flat.update({f"opt/{k}": v for k, v in flatten_tree(state.opt_state).items()})
+    flat.update({"format": np.array(FORMAT), "format_version": np.array(CHECKPOINT_VERSION),
+                 "norm/mean": state.norm.mean, "norm/var": state.norm.var, "norm/count": np.array(state.norm.count),
+                 "steps": np.array(state.steps), "iteration": np.array(state.iteration),
+                 "config": np.array(json.dumps(asdict(cfg.actor_config()))),
+                 "bc_config": np.array(json.dumps(asdict(cfg)))})
+    if layout is not None:
+        flat["obs_layout"] = np.array(layout_json(layout))
+    savez_atomic(path, flat)
+
+
+def load_checkpoint(path: str | Path, expect_config: BCConfig, expect_layout: Mapping[str, slice]) -> BCState:
+    _, jnp = _jax()
+    with np.load(path, allow_pickle=False) as z:
+        if "bc_config" not in z.files:
+            raise ValueError(f"{path} holds only a policy: it can be evaluated, not resumed")
+        old = json.loads(str(z["bc_config"]))
+        new = json.loads(json.dumps(asdict(expect_config)))
+        diff = sorted(k for k in new if k != "total_steps" and old.get(k) != new[k])
+        if diff:
+            raise ValueError(f"{path} was trained with a different config ({diff}); resume with the same settings")
+        size = list(expect_layout.values())[-1].stop
+        check_obs_layout(path, str(z["obs_layout"]), expect_layout, size, z["norm/mean"].size)
+        params = unflatten_tree({k[len("params/policy/"):]: jnp.asarray(z[k]) for k in z.files
+                                 if k.startswith("params/policy/")})
+        opt = unflatten_tree({k[len("opt/"):]: jnp.asarray(z[k]) for k in z.files if k.startswith("opt/")})
+        norm = RunningNorm(z["norm/mean"].copy(), z["norm/var"].copy(), float(z["norm/count"]))
+        return BCState(params, opt, norm, z["params/log_std"].copy(), int(z["steps"]), int(z["iteration"]))
+
+
+def bc_policy_checkpoint(path: str | Path, obs_layout: Mapping[str, slice], obs_size: int) -> PolicyCheckpoint:
+    """A BC checkpoint as a :class:`~mskbench.agents.base.PolicyCheckpoint` (PPO's reader: the same actor)."""
+    from mskbench.agents.ppo import ppo_policy_checkpoint
+
+    ckpt = ppo_policy_checkpoint(path, obs_layout, obs_size)
+    ckpt.format = FORMAT
+    return ckpt
+
+
+def export_policy(src: str | Path, dst: str | Path) -> Path:
+    """The student alone (no optimiser, no BC settings): it evaluates like ``src`` and cannot be resumed."""
+    dst = Path(dst)
+    with np.load(src, allow_pickle=False) as z:
+        kept = {k: z[k] for k in z.files if not k.startswith(("opt/", "bc_config"))}
+    kept["policy_only"] = np.array(True)
+    savez_atomic(dst, kept)
+    return dst

@@ -1,0 +1,230 @@
+"""Behaviour cloning with DAgger (mskbench.agents.bc) and PPO started from its actor (--init)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+pytest.importorskip("jax")
+
+from mskbench.agents import bc  # noqa: E402
+
+
+class ToyEnv:
+    """A 1-D world: the observation is the position, the action moves it; an episode lasts 5 steps."""
+
+    def __init__(self):
+        self.x, self.t = 0.0, 0
+
+    def reset(self, seed=None):
+        self.x = float(np.random.default_rng(seed).uniform(-1, 1)) if seed is not None else 0.0
+        self.t = 0
+        return np.array([self.x], np.float32), {}
+
+    def step(self, action):
+        self.x += float(action[0])
+        self.t += 1
+        done = self.t >= 5
+        info = {"step": self.t, "success": False, "termination": "time_limit" if done else None}
+        return np.array([self.x], np.float32), -abs(self.x), False, done, info
+
+
+class ToyTeacher:
+    """Labels a state ``-0.5 x`` and remembers every state it was asked about."""
+
+    def __init__(self):
+        self.seen: list[float] = []
+
+    def reset(self):
+        pass
+
+    def act(self, obs):
+        self.seen.append(float(obs[0]))
+        return np.array([-0.5 * obs[0]], np.float32)
+
+
+def _constant_student(value: float, obs_size: int = 1, action_size: int = 1) -> dict:
+    """A one-layer student whose action is ``value`` everywhere."""
+    params = [{"w": np.zeros((obs_size, action_size), np.float32), "b": np.full(action_size, value, np.float32)}]
+    return {"params": params, "mean": np.zeros(obs_size), "std": np.ones(obs_size), "clip": 10.0}
+
+
+def test_dagger_labels_the_students_states_with_the_teacher():
+    env, teacher = ToyEnv(), ToyTeacher()
+    worlds = bc.DaggerWorlds([env], [teacher], [3], rng_seed=0)
+    start = float(worlds.obs[0][0])
+    data = worlds.collect(_constant_student(0.25), beta=0.0, steps=4)
+    # The student acted (+0.25 per step): the states visited are start + 0.25 t, not the teacher's path.
+    visited = start + 0.25 * np.arange(4)
+    np.testing.assert_allclose(data["obs"][:, 0], visited, rtol=0, atol=1e-6)
+    np.testing.assert_allclose(teacher.seen, visited, rtol=0, atol=1e-6)
+    # Each label is the teacher's action in that visited state.
+    np.testing.assert_allclose(data["labels"][:, 0], -0.5 * visited, rtol=0, atol=1e-6)
+    assert not data["teacher_acted"].any()
+
+
+def test_dagger_mixture_and_restarts():
+    env, teacher = ToyEnv(), ToyTeacher()
+    worlds = bc.DaggerWorlds([env], [teacher], [1], rng_seed=0)
+    data = worlds.collect(None, beta=0.0, steps=7)  # no student yet: the teacher acts
+    assert data["teacher_acted"].all()
+    # The teacher's path halves the position each step; the episode restarts after 5 steps.
+    x = data["obs"][:5, 0]
+    np.testing.assert_allclose(x[1:], 0.5 * x[:-1], rtol=1e-5)
+    assert [f["length"] for f in data["finished"]] == [5]
+    mixed = worlds.collect(_constant_student(0.25), beta=0.5, steps=400)
+    assert 0.4 < mixed["teacher_acted"].mean() < 0.6
+
+
+def test_bc_config_checks_its_settings():
+    with pytest.raises(ValueError, match="beta_decay"):
+        bc.BCConfig(beta_decay=1.5)
+    with pytest.raises(ValueError, match="hold, expert"):
+        bc.BCConfig(teacher="oracle")
+    cfg = bc.BCConfig(beta0=1.0, beta_decay=0.5)
+    assert [cfg.beta(i) for i in range(3)] == [1.0, 0.5, 0.25]
+
+
+def test_bc_loss_falls_on_recorded_data(tmp_path):
+    from mskbench.envs import MSKEnv
+    from mskbench.eval.demos import record_demos
+
+    path = tmp_path / "demos.npz"
+    record_demos("Stand", "hold", 1, 0, path, max_steps=40)
+    env = MSKEnv("Stand")
+    obs, labels = bc.read_demos(path, "Stand", env.obs_layout)
+    assert obs.shape == (40, env.observation_space.shape[0]) and labels.shape == (40, 416)
+    import jax
+    import jax.numpy as jnp
+
+    from mskbench.agents.ppo_networks import RunningNorm, adam_init, mlp_init
+
+    cfg = bc.BCConfig(updates=60, minibatch_size=32, hidden=(32,), learning_rate=1e-3)
+    params = mlp_init(jax.random.PRNGKey(0), [obs.shape[1], 32, 416], last_scale=0.01)
+    norm = RunningNorm.create(obs.shape[1])
+    norm.update(obs)
+    idx = np.random.default_rng(0).integers(0, len(obs), (cfg.updates, cfg.minibatch_size))
+    _, _, losses, _ = bc.make_fit(cfg)(params, adam_init(params), jnp.asarray(norm(obs)), jnp.asarray(labels),
+                                        jnp.asarray(idx))
+    losses = np.asarray(losses)
+    assert losses[-10:].mean() < 0.5 * losses[:5].mean()
+    with pytest.raises(ValueError, match="not Walk"):
+        bc.read_demos(path, "Walk", env.obs_layout)
+
+
+def _small_bc(out, steps, **kw):
+    import mskbench
+
+    return mskbench.train("Stand", algo="bc", out=out, steps=steps, num_envs=2, num_steps=4, updates=3,
+                          hidden=(16,), workers=1, minibatch_size=8, eval_episodes=1, eval_every_steps=10**6, **kw)
+
+
+def test_bc_run_resumes_with_its_data_and_loads_as_a_ppo_policy(tmp_path):
+    from mskbench.agents.checkpoint import checkpoint_format, load_policy
+    from mskbench.envs import MSKEnv
+
+    out = tmp_path / "bc"
+    first = _small_bc(out, 16)
+    assert [r["steps"] for r in first.history] == [8, 16]
+    assert first.history[0]["teacher_share"] == 1.0
+    assert sorted(p.name for p in (out / "dagger").iterdir()) == ["00001.npz", "00002.npz"]
+    resumed = _small_bc(out, 24, resume=True)
+    assert [r["steps"] for r in resumed.history] == [24]
+    assert resumed.history[0]["samples"] == 24  # the two earlier iterations' data read back, and this one's
+    assert resumed.history[0]["beta"] == 0.25  # the schedule goes on: beta0 * 0.5^2
+    ckpt = out / "checkpoint.npz"
+    assert checkpoint_format(ckpt) == "mskbench-bc"
+    env = MSKEnv("Stand")
+    obs, _ = env.reset(seed=0)
+    action = load_policy(ckpt, env.obs_layout, obs.size).act(obs)
+    assert action.shape == (416,) and np.all(np.abs(action) <= 1.0)
+    with pytest.raises(ValueError, match="other settings"):
+        _small_bc(out, 32, resume=True, learning_rate=1e-3)
+
+
+def test_ppo_init_loads_the_actor_exactly_and_warms_the_critic_up(tmp_path):
+    import jax
+
+    import mskbench
+    from mskbench.agents.checkpoint import load_policy
+    from mskbench.agents.ppo import load_checkpoint
+    from mskbench.envs import MSKEnv
+
+    _small_bc(tmp_path / "bc", 8)
+    src = tmp_path / "bc" / "best.npz"  # a run directory starts from its evaluated checkpoint
+    run = mskbench.train("Stand", algo="ppo", out=tmp_path / "ppo", steps=16, num_envs=2, num_steps=4,
+                         minibatch_size=4, epochs=1, hidden=(16,), value_hidden=(16,), init=tmp_path / "bc",
+                         critic_warmup=1, eval_episodes=1, eval_every_steps=10**6)
+    settings = json.loads((tmp_path / "ppo" / "run.json").read_text())
+    assert settings["config"]["init"] == str(src.resolve())
+    assert [bool(r.get("critic_warmup")) for r in run.history] == [True, False]
+    with np.load(src) as z:
+        bc_policy = {k: z[k] for k in z.files if k.startswith("params/policy/")}
+        bc_log_std, bc_mean = z["params/log_std"], z["norm/mean"]
+    # Exactly the BC actor at the start: one PPO iteration that trains the critic alone leaves it as loaded.
+    warm = mskbench.train("Stand", algo="ppo", out=tmp_path / "warm", steps=8, num_envs=2, num_steps=4,
+                          minibatch_size=4, epochs=1, hidden=(16,), value_hidden=(16,), init=src,
+                          eval_episodes=1, eval_every_steps=10**6)
+    assert warm.settings["config"]["critic_warmup"] == 2  # the default with init
+    state = load_checkpoint(tmp_path / "warm" / "checkpoint.npz")
+    flat = {f"params/policy/{i}/{k}": np.asarray(v) for i, layer in enumerate(state.params["policy"])
+            for k, v in layer.items()}
+    assert flat.keys() == bc_policy.keys()
+    for k in flat:
+        np.testing.assert_array_equal(flat[k], bc_policy[k])
+    np.testing.assert_array_equal(np.asarray(state.params["log_std"]), bc_log_std)
+    assert not np.array_equal(np.asarray(jax.tree_util.tree_leaves(state.params["value"])[0]), 0)
+    # At the start the policy acts as the BC checkpoint does (then PPO's normalisation goes on updating).
+    from mskbench.agents.ppo import init_actor, init_params, make_policy
+    from mskbench.agents.ppo_networks import PPOConfig
+
+    env = MSKEnv("Stand")
+    obs, _ = env.reset(seed=1)
+    cfg = PPOConfig(hidden=(16,), value_hidden=(16,))
+    params, norm = init_actor(tmp_path / "bc", init_params(jax.random.PRNGKey(5), cfg, obs.size, 416, None), cfg,
+                              env.obs_layout, obs.size)
+    np.testing.assert_array_equal(norm.mean, bc_mean)
+    np.testing.assert_array_equal(make_policy(params, norm, cfg, None).act(obs),
+                                  load_policy(src, env.obs_layout, obs.size).act(obs))
+    with pytest.raises(ValueError, match="widths"):
+        init_actor(src, params, PPOConfig(hidden=(32,)), env.obs_layout, obs.size)
+    # After the warm-up the actor moves.
+    after = load_checkpoint(tmp_path / "ppo" / "checkpoint.npz")
+    assert not np.array_equal(np.asarray(after.params["policy"][0]["w"]), bc_policy["params/policy/0/w"])
+
+
+def test_init_errors_are_one_line(tmp_path):
+    import mskbench
+
+    with pytest.raises(ValueError, match="actor is not PPO's"):
+        mskbench.train("Stand", algo="sac", out=tmp_path / "s", steps=8, init=tmp_path)
+    with pytest.raises(ValueError, match="names no checkpoint|holds no"):
+        mskbench.train("Stand", algo="ppo", out=tmp_path / "p", steps=8, init=tmp_path)
+    with pytest.raises(ValueError, match="has no behaviour for Crawl"):
+        mskbench.train("Crawl", algo="bc", out=tmp_path / "c", steps=8, num_envs=1, workers=1)
+
+
+def test_train_command_options_for_bc_and_init(tmp_path):
+    from click.testing import CliRunner
+
+    from mskbench.cli import main
+
+    bad = CliRunner().invoke(main, ["train", "Stand", "--algo", "sac", "--init", str(tmp_path), "--out",
+                                    str(tmp_path / "r")])
+    assert bad.exit_code == 2 and "--init starts PPO from a trained actor" in bad.output
+    assert "Traceback" not in bad.output
+    bad = CliRunner().invoke(main, ["train", "Stand", "--algo", "bc", "--epochs", "3", "--out", str(tmp_path / "r")])
+    assert bad.exit_code == 2 and "updates=N" in bad.output
+
+
+def test_report_names_a_run_started_from_bc(tmp_path):
+    from mskbench.training import Run
+
+    (tmp_path / "bc").mkdir()
+    (tmp_path / "bc" / "run.json").write_text(json.dumps({"task": "Stand", "algo": "bc", "backend": "cpu"}))
+    (tmp_path / "bc" / "checkpoint.npz").write_bytes(b"")
+    run = Run(tmp_path / "ppo", "Stand", "ppo", "cpu", {"config": {"init": str(tmp_path / "bc" / "best.npz")}})
+    assert run.label == "ppo (from bc)"
+    assert Run(tmp_path / "p", "Stand", "ppo", "cpu", {"config": {"init": None}}).label == "ppo"
