@@ -78,6 +78,20 @@ def test_dagger_mixture_and_restarts():
     assert 0.4 < mixed["teacher_acted"].mean() < 0.6
 
 
+def test_the_gate_hands_over_to_the_teacher_where_the_student_strays():
+    env, teacher = ToyEnv(), ToyTeacher()
+    worlds = bc.DaggerWorlds([env], [teacher], [3], rng_seed=0)
+    x0 = float(worlds.obs[0][0])
+    # The student says +0.25 everywhere; the label is -0.5 x: they differ by more than 0.01 (squared)
+    # unless x is within 0.1 of -0.5.
+    data = worlds.collect(_constant_student(0.25), beta=0.0, steps=4, gate=0.01)
+    x = data["obs"][:, 0]
+    strays = (0.25 + 0.5 * x) ** 2 > 0.01
+    np.testing.assert_array_equal(data["gated"][:, 0], strays)
+    np.testing.assert_array_equal(data["teacher_acted"][:, 0], strays)
+    assert x[0] == pytest.approx(x0) and strays[0] == ((0.25 + 0.5 * x0) ** 2 > 0.01)
+
+
 def test_bc_config_checks_its_settings():
     with pytest.raises(ValueError, match="beta_decay"):
         bc.BCConfig(beta_decay=1.5)
@@ -133,7 +147,7 @@ def test_bc_run_resumes_with_its_data_and_loads_as_a_ppo_policy(tmp_path):
     resumed = _small_bc(out, 24, resume=True)
     assert [r["steps"] for r in resumed.history] == [24]
     assert resumed.history[0]["samples"] == 24  # the two earlier iterations' data read back, and this one's
-    assert resumed.history[0]["beta"] == 0.25  # the schedule goes on: beta0 * 0.5^2
+    assert resumed.history[0]["beta"] == pytest.approx(0.7**2)  # the schedule goes on: beta0 * 0.7^2
     ckpt = out / "checkpoint.npz"
     assert checkpoint_format(ckpt) == "mskbench-bc"
     env = MSKEnv("Stand")

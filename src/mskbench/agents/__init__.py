@@ -158,7 +158,8 @@ ALGORITHMS: dict[str, Algorithm] = {
     "bc": Algorithm(
         name="bc",
         summary="Behaviour cloning of the privileged expert with DAgger relabelling (PPO's 2x1024 actor, "
-                "observations only; 8 CPU worlds x 250 steps, 250 Adam steps per iteration; beta 0.5^i)",
+                "observations only; 8 CPU worlds x 250 steps, 1000 Adam steps per iteration; beta 0.7^i, "
+                "the teacher also acting where the student strays, gate 0.03)",
         config_class=bc.BCConfig,
         defaults={"cpu": {"total_steps": 200_000}},
         learner=bc.BCLearner,

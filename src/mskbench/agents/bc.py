@@ -8,9 +8,12 @@ reads the simulator of the world it labels. The student is the network PPO train
 1. **collect** ``num_steps`` control steps in each of the ``num_envs`` CPU worlds. In every step the
    teacher labels the state the world is in (its action for that state); the action executed is the
    teacher's with probability ``beta`` and the student's otherwise (DAgger's mixture,
-   ``beta = beta0 · beta_decay^i`` at iteration ``i``, so the first iteration is pure demonstration
-   unless ``beta0 < 1``). Episodes run on across iterations and restart as the training env restarts
-   them; the teacher is reset with its world.
+   ``beta = beta0 · beta_decay^i`` at iteration ``i``; the first iteration is the teacher's alone). Where
+   the student acts but its action differs from the label by more than ``gate`` (mean squared
+   difference), the teacher acts instead (a gate on the student, as HG-DAgger's expert takes over): the
+   worlds stay near the states the teacher keeps them in, and the student's own states are labelled
+   as far as it strays before the gate. Episodes run on across iterations and restart as the training
+   env restarts them; the teacher is reset with its world.
 2. **aggregate**: the observations and labels join the data set of every earlier iteration
    (DAgger's aggregation; ``demos``, a file of ``mskbench record``, can seed it).
 3. **fit**: ``updates`` Adam steps on minibatches drawn uniformly from the whole data set, the loss
@@ -60,13 +63,18 @@ class BCConfig:
     total_steps: int = 200_000
     num_envs: int = 8
     num_steps: int = 250  # control steps per world per iteration
-    updates: int = 250  # Adam steps per iteration
+    updates: int = 1000  # Adam steps per iteration
     minibatch_size: int = 256
     learning_rate: float = 3e-4
     max_grad_norm: float = 1.0
     hidden: tuple[int, ...] = (1024, 1024)  # PPO's actor (Table XVI)
     beta0: float = 1.0
-    beta_decay: float = 0.5
+    beta_decay: float = 0.7
+    #: The teacher also acts where the student's action is farther than this from the label (mean squared
+    #: difference; None: never): the worlds stay near the teacher's states while the student is poor.
+    #: Measured on Stand (docs/distillation.md): without it the student's falls filled the data set with
+    #: the teacher's labels of falling states (label variance 0.55 against 0.03 standing).
+    gate: float | None = 0.03
     teacher: str = "expert"
     demos: str | None = None
     max_samples: int = 400_000  # the data set keeps the newest this many
@@ -80,6 +88,8 @@ class BCConfig:
         for name in ("beta0", "beta_decay"):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise ValueError(f"{name} must be in [0, 1], got {getattr(self, name)}")
+        if self.gate is not None and not self.gate > 0:
+            raise ValueError(f"gate must be > 0 (or None), got {self.gate}")
         if self.workers < 0:
             raise ValueError(f"workers must be >= 0 (0: one per CPU core), got {self.workers}")
         from mskbench.control.registry import check_controller
@@ -137,14 +147,17 @@ class DaggerWorlds:
         envs = [MSKEnv(copy.deepcopy(task)) for _ in seeds]
         return cls(envs, [make_controller(teacher, env) for env in envs], seeds, rng_seed)
 
-    def collect(self, student: dict | None, beta: float, steps: int) -> dict[str, Any]:
+    def collect(self, student: dict | None, beta: float, steps: int, gate: float | None = None) -> dict[str, Any]:
         """``steps`` steps of every world; ``student``: ``{"params", "mean", "std", "clip"}`` or None
-        (the teacher acts). Returns the observations, labels, rewards and finished episodes."""
+        (the teacher acts). ``gate``: the teacher also acts where the student's action differs from its
+        label by more than this (mean squared difference over the action's entries). Returns the
+        observations, labels, rewards, who acted and the finished episodes."""
         n = len(self.envs)
         obs_out = np.zeros((steps, n, self.obs[0].size), np.float32)
         labels: np.ndarray | None = None
         rewards = np.zeros((steps, n))
         teacher_acted = np.zeros((steps, n), bool)
+        gated = np.zeros((steps, n), bool)
         finished: list[dict[str, Any]] = []
         for t in range(steps):
             for i, env in enumerate(self.envs):
@@ -159,6 +172,9 @@ class DaggerWorlds:
                     x = (np.asarray(obs, np.float64) - student["mean"]) / student["std"]
                     x = np.clip(x, -student["clip"], student["clip"]).astype(np.float32)
                     action = student_action(student["params"], x)
+                    if gate is not None and float(np.mean((action - label) ** 2)) > gate:
+                        action, use_teacher = label, True
+                        gated[t, i] = True
                 obs_out[t, i], labels[t, i], teacher_acted[t, i] = obs, label, use_teacher
                 nxt, r, term, trunc, info = env.step(action)
                 rewards[t, i] = r
@@ -172,7 +188,7 @@ class DaggerWorlds:
                 self.obs[i] = nxt
         assert labels is not None
         return {"obs": obs_out.reshape(steps * n, -1), "labels": labels.reshape(steps * n, -1),
-                "rewards": rewards, "teacher_acted": teacher_acted, "finished": finished}
+                "rewards": rewards, "teacher_acted": teacher_acted, "gated": gated, "finished": finished}
 
     def close(self) -> None:
         for env in self.envs:
@@ -188,8 +204,8 @@ def _serve(conn, task, seeds, teacher: str, rng_seed: int) -> None:
             msg = conn.recv()
             if msg is None:
                 break
-            _, student, beta, steps = msg
-            conn.send(worlds.collect(student, beta, steps))
+            _, student, beta, steps, gate = msg
+            conn.send(worlds.collect(student, beta, steps, gate))
     finally:
         worlds.close()
         conn.close()
@@ -239,11 +255,11 @@ class WorldPool:
             if c.recv() != "ready":
                 raise RuntimeError("a DAgger worker did not start")
 
-    def collect(self, student: dict | None, beta: float, steps: int) -> dict[str, Any]:
+    def collect(self, student: dict | None, beta: float, steps: int, gate: float | None = None) -> dict[str, Any]:
         if self.local is not None:
-            return self.local.collect(student, beta, steps)
+            return self.local.collect(student, beta, steps, gate)
         for c in self.conns:
-            c.send(("collect", student, beta, steps))
+            c.send(("collect", student, beta, steps, gate))
         parts = [c.recv() for c in self.conns]
         return {"obs": np.concatenate([p["obs"].reshape(steps, -1, p["obs"].shape[-1]) for p in parts], 1)
                 .reshape(-1, parts[0]["obs"].shape[-1]),
@@ -251,6 +267,7 @@ class WorldPool:
                 .reshape(-1, parts[0]["labels"].shape[-1]),
                 "rewards": np.concatenate([p["rewards"] for p in parts], 1),
                 "teacher_acted": np.concatenate([p["teacher_acted"] for p in parts], 1),
+                "gated": np.concatenate([p["gated"] for p in parts], 1),
                 "finished": [f for p in parts for f in p["finished"]]}
 
     def close(self) -> None:
@@ -393,7 +410,7 @@ class BCLearner:
         t0 = time.perf_counter()
         beta = cfg.beta(state.iteration)
         student = self._student()
-        data = self.pool.collect(student, 1.0 if student is None else beta, cfg.num_steps)
+        data = self.pool.collect(student, 1.0 if student is None else beta, cfg.num_steps, cfg.gate)
         self._add(data["obs"], data["labels"])
         self._new = (data["obs"], data["labels"]) if self._new is None else \
             (np.concatenate([self._new[0], data["obs"]]), np.concatenate([self._new[1], data["labels"]]))
@@ -413,7 +430,8 @@ class BCLearner:
         wall = time.perf_counter() - t0
         finished = data["finished"]
         return {"iteration": state.iteration, "steps": state.steps, "beta": beta if student is not None else 1.0,
-                "teacher_share": float(data["teacher_acted"].mean()), "samples": len(obs),
+                "teacher_share": float(data["teacher_acted"].mean()), "gated_share": float(data["gated"].mean()),
+                "samples": len(obs),
                 "mean_reward": float(data["rewards"].mean()),
                 "episode_return": float(np.mean([f["return"] for f in finished])) if finished else None,
                 "episodes": len(finished),
