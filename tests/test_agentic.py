@@ -271,6 +271,9 @@ def test_failing_reasoners_leave_training_running_with_the_old_weights(walk_vec,
 
 
 def test_an_update_reaches_the_worlds_rewards_and_every_k_steps_is_counted(walk_vec, tmp_path):
+    import gymnasium as gym
+
+    from mskbench.envs.wrappers import VectorWrapper
     from mskbench.paradigms.agentic import AgenticTuner
 
     faster = _Returns(lambda w: Proposal({**w, "velocity_tracking": 100.0}, "go faster"))
@@ -294,6 +297,12 @@ def test_an_update_reaches_the_worlds_rewards_and_every_k_steps_is_counted(walk_
             "reward_terms"} <= set(first["stats"])
     # the world's reward is Σ w·terms with the weights in force, not the task's own weights
     wrapper = env.envs[0]
+    # the wrappers are on their bases: VectorWrapper around the vector env, gymnasium.Wrapper around each world
+    assert isinstance(env, VectorWrapper) and env.env is walk_vec and env.num_envs == walk_vec.num_envs
+    assert (env.obs_layout, env.obs_size, env.action_size) == (walk_vec.obs_layout, walk_vec.obs_size,
+                                                               walk_vec.action_size)
+    assert isinstance(wrapper, gym.Wrapper) and wrapper.env is walk_vec.envs[0]
+    assert wrapper.unwrapped is walk_vec.envs[0] and wrapper.handles is walk_vec.envs[0].handles
     _, reward, _, _, info = wrapper.step(np.zeros(416))
     assert info["reward_weights_version"] == 2 and wrapper.weights == pytest.approx(rows[2]["weights"])
     terms = info["reward_terms"]

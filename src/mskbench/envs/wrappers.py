@@ -4,7 +4,8 @@ A paradigm that changes what an action or a reward means wraps the environment t
 on. :class:`VectorWrapper` (NumPy worlds, a :class:`~mskbench.envs.protocols.VectorEnv`) and
 :class:`BatchedWrapper` (functional JAX, a :class:`~mskbench.envs.protocols.BatchedEnv`) delegate
 every method and attribute to the wrapped ``env`` (the habit of Brax's ``Wrapper``), so a subclass
-overrides ``step`` — and whatever it changes, such as ``action_size`` — and nothing else.
+overrides ``step`` — and whatever it changes, such as ``action_size``, or ``reset`` where it keeps
+per-episode state of its own (the agentic env's returns) — and nothing else.
 :func:`is_batched` tells the two kinds apart by the protocol the trainers test, not by probing for a
 method.
 """

@@ -17,8 +17,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import gymnasium as gym
 import numpy as np
 
+from mskbench.envs.wrappers import VectorWrapper
 from mskbench.paradigms.agentic.reasoners import (REASONERS, HTTPReasoner, Proposal, Reasoner, call_with_timeout,
                                                   make_reasoner)
 from mskbench.paradigms.agentic.weights import (L1_NORM, RELATIVE_LIMIT, WEIGHTS_FILE, WeightStore, _finite_weights,
@@ -148,13 +150,18 @@ class StatsWindow:
 
 
 # -- the environment side ---------------------------------------------------------------------------------
-class RewardWeightWrapper:
+class RewardWeightWrapper(gym.Wrapper):
     """One training world whose reward uses the shared weights: ``Σ w_k · info["reward_terms"][k]``
     with the latest weights of ``store`` (reloaded before every step and reset when the file changed);
-    each step is also recorded in ``window``. ``info["reward_weights_version"]`` says which weights."""
+    each step is also recorded in ``window``. ``info["reward_weights_version"]`` says which weights.
+
+    A :class:`gymnasium.Wrapper`: it overrides :meth:`reset` and :meth:`step`; ``env``, ``unwrapped``,
+    the spaces and :meth:`close` are the base's. Gymnasium (1.x) wrappers forward no other attribute:
+    the world's own (``obs_layout``, ``sim``, ...) are read from ``unwrapped`` or with
+    ``get_wrapper_attr``; ``handles`` stays readable on the wrapper, as before."""
 
     def __init__(self, env: "MSKEnv", store: WeightStore, window: StatsWindow | None = None):
-        self.env = env
+        super().__init__(env)
         self.store = WeightStore(store.path)  # its own change detection
         self.window = window
         self.keys = list(env.reward_weights)
@@ -164,11 +171,8 @@ class RewardWeightWrapper:
         self.sync()
 
     @property
-    def unwrapped(self) -> "MSKEnv":
-        return self.env
-
-    @property
     def handles(self):
+        """The wrapped world's body handles."""
         return self.env.handles
 
     def sync(self) -> None:
@@ -197,25 +201,22 @@ class RewardWeightWrapper:
             self.window.record(self.env, obs, info)
         return obs, reward, terminated, truncated, info
 
-    def close(self) -> None:
-        self.env.close()
 
-
-class AgenticVectorEnv:
+class AgenticVectorEnv(VectorWrapper):
     """The CPU vector env with every world behind a :class:`RewardWeightWrapper`; each step counts
     ``num_envs`` environment steps towards the tuner's next update (a
-    :class:`~mskbench.envs.protocols.VectorEnv`, like the env it wraps)."""
+    :class:`~mskbench.envs.protocols.VectorEnv`, like the env it wraps).
+
+    A :class:`~mskbench.envs.wrappers.VectorWrapper` around the :class:`~mskbench.envs.vector.MSKVectorEnv`
+    (``env``; the protocol's attributes are the base's copies, :meth:`close` closes it): it keeps the
+    wrapped worlds (``envs``) and the ``tuner``, and overrides :meth:`reset` and :meth:`step`."""
 
     def __init__(self, env: "MSKVectorEnv", tuner: "AgenticTuner"):
         if tuner.store is None:
             raise RuntimeError("the tuner has no weights file yet")
-        self.inner = env
+        super().__init__(env)
         self.tuner = tuner
         self.envs = [RewardWeightWrapper(e, tuner.store, tuner.window) for e in env.envs]
-        self.num_envs = env.num_envs
-        self.obs_layout = dict(env.obs_layout)
-        self.obs_size = env.obs_size
-        self.action_size = env.action_size
         self._returns = np.zeros(self.num_envs)
 
     def reset(self, seed: int | None = None) -> np.ndarray:
@@ -234,9 +235,6 @@ class AgenticVectorEnv:
         out = step_each(self._returns, self.obs_size, step_one, lambda i: self.envs[i].reset()[0])
         self.tuner.advance(self.num_envs)
         return out
-
-    def close(self) -> None:
-        self.inner.close()
 
 
 # -- the tuner --------------------------------------------------------------------------------------------
