@@ -30,7 +30,8 @@ LAYERS = {
     "mskbench.eval": 6,
     "mskbench.training": 7,
     "mskbench.paradigms": 8,  # agentic tuning and direct control: built on training and the envs
-    "mskbench.report": 8,  # the HTML report: reads the store, runs and published tables, rolls out for heatmaps
+    "mskbench.report": 8,  # the HTML report: reads the store, runs and published tables, rolls out for heatmaps;
+                           # and the contact sheets and video frames of `mskbench render` (contact_sheet.py)
     "mskbench.cli": 9,
     "mskbench.__main__": 9, "mskbench": 9,
 }

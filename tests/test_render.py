@@ -46,7 +46,7 @@ def test_render_argument_errors_are_one_line_usage_errors(tmp_path, args, messag
 
 
 def test_frame_steps_start_at_the_initial_state_and_spread_evenly():
-    from mskbench.contact_sheet import frame_steps
+    from mskbench.report.contact_sheet import frame_steps
 
     assert frame_steps(1, 1000) == [0]
     assert frame_steps(5, 1000) == [0, 250, 500, 750, 1000]
@@ -56,7 +56,7 @@ def test_frame_steps_start_at_the_initial_state_and_spread_evenly():
 
 def test_compose_lays_out_labelled_tiles_in_rows():
     pytest.importorskip("PIL")
-    from mskbench.contact_sheet import GAP, Tile, compose, label_band, tile_box
+    from mskbench.report.contact_sheet import GAP, Tile, compose, label_band, tile_box
 
     w, h = 40, 30
     tiles = [Tile(f"T{i}", 0, 0.0, np.full((h, w, 3), 40 * i, np.uint8)) for i in range(5)]
@@ -74,7 +74,7 @@ def test_compose_lays_out_labelled_tiles_in_rows():
 def test_scene_camera_frames_the_body_and_the_props():
     import mujoco
 
-    from mskbench.contact_sheet import scene_camera, scene_points
+    from mskbench.report.contact_sheet import scene_camera, scene_points
     from mskbench.envs import MSKEnv
 
     env = MSKEnv("Stairs")
@@ -104,7 +104,7 @@ def test_scene_camera_frames_the_body_and_the_props():
 @needs_osmesa
 def test_contact_sheet_of_every_task(tmp_path):
     Image = pytest.importorskip("PIL.Image")
-    from mskbench.contact_sheet import GAP, label_band, tile_box
+    from mskbench.report.contact_sheet import GAP, label_band, tile_box
 
     w, h = 64, 48
     proc = _render(["--all", "--frames", "1", "--width", str(w), "--height", str(h), "--out", "sheet.png"], tmp_path)
@@ -133,7 +133,7 @@ def test_contact_sheet_of_every_task(tmp_path):
 @needs_osmesa
 def test_contact_sheet_with_several_frames_is_a_row_per_task(tmp_path):
     Image = pytest.importorskip("PIL.Image")
-    from mskbench.contact_sheet import GAP, label_band, tile_box
+    from mskbench.report.contact_sheet import GAP, label_band, tile_box
 
     w, h = 64, 48
     proc = _render(["Catch,Stand", "--frames", "3", "--steps", "4", "--policy", "random", "--width", str(w),

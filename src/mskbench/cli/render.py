@@ -47,7 +47,7 @@ def render_cmd(task: str | None, all_tasks: bool, policy_name: str, out: Path, f
     mskbench render Stairs,Hurdle --frames 5 --out strip.png (5 frames of an episode per task)
 
     A contact sheet frames each scene with a free camera that takes in the body and the task's props
-    (mskbench.contact_sheet). Needs 'pip install mskbench[render]'. Without a display, MUJOCO_GL
+    (mskbench.report.contact_sheet). Needs 'pip install mskbench[render]'. Without a display, MUJOCO_GL
     defaults to 'osmesa' when OSMesa is installed (Debian: apt-get install libosmesa6); on a GPU machine
     set MUJOCO_GL=egl.
     """
@@ -82,7 +82,7 @@ def render_cmd(task: str | None, all_tasks: bool, policy_name: str, out: Path, f
         import imageio.v2 as imageio
     except ImportError:
         raise click.ClickException("rendering needs imageio: pip install 'mskbench[render]'") from None
-    from mskbench.contact_sheet import render_video
+    from mskbench.report.contact_sheet import render_video
 
     width, height = width or 640, height or 480
     console = make_console()
@@ -110,7 +110,7 @@ def _render_sheet(names: list[str], out: Path, frames: int, steps: int | None, p
         import PIL  # noqa: F401
     except ImportError:
         raise click.ClickException("contact sheets need Pillow: pip install 'mskbench[render]'") from None
-    from mskbench.contact_sheet import contact_sheet
+    from mskbench.report.contact_sheet import contact_sheet
 
     console = make_console()
     with progress_bar(console) as progress:

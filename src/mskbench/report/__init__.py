@@ -14,6 +14,10 @@ Needs matplotlib (``pip install 'mskbench[report]'``), imported only when a repo
 * :mod:`mskbench.report.figures` draws it;
 * :mod:`mskbench.report.html` writes the page;
 * :mod:`mskbench.report.build` ties them together: :func:`build_report`.
+
+:mod:`mskbench.report.contact_sheet` draws what ``mskbench render`` writes (contact sheets of framed,
+labelled scenes and a video's frames); it needs Pillow (``pip install 'mskbench[render]'``), not
+matplotlib.
 """
 
 from __future__ import annotations
