@@ -181,7 +181,8 @@ def test_ppo_init_loads_the_actor_exactly_and_warms_the_critic_up(tmp_path):
     warm = mskbench.train("Stand", algo="ppo", out=tmp_path / "warm", steps=8, num_envs=2, num_steps=4,
                           minibatch_size=4, epochs=1, hidden=(16,), value_hidden=(16,), init=src,
                           eval_episodes=1, eval_every_steps=10**6)
-    assert warm.settings["config"]["critic_warmup"] == 2  # the default with init
+    assert warm.settings["config"]["critic_warmup"] == 2  # the defaults with init
+    assert warm.settings["config"]["update_norm"] is False
     state = load_checkpoint(tmp_path / "warm" / "checkpoint.npz")
     flat = {f"params/policy/{i}/{k}": np.asarray(v) for i, layer in enumerate(state.params["policy"])
             for k, v in layer.items()}
@@ -190,12 +191,14 @@ def test_ppo_init_loads_the_actor_exactly_and_warms_the_critic_up(tmp_path):
         np.testing.assert_array_equal(flat[k], bc_policy[k])
     np.testing.assert_array_equal(np.asarray(state.params["log_std"]), bc_log_std)
     assert not np.array_equal(np.asarray(jax.tree_util.tree_leaves(state.params["value"])[0]), 0)
-    # At the start the policy acts as the BC checkpoint does (then PPO's normalisation goes on updating).
+    np.testing.assert_array_equal(state.norm.mean, bc_mean)  # the actor's normalisation, not the rollouts'
+    env = MSKEnv("Stand")
+    obs, _ = env.reset(seed=1)
+    np.testing.assert_array_equal(load_policy(tmp_path / "warm" / "checkpoint.npz", env.obs_layout, obs.size).act(obs),
+                                  load_policy(src, env.obs_layout, obs.size).act(obs))
     from mskbench.agents.ppo import init_actor, init_params, make_policy
     from mskbench.agents.ppo_networks import PPOConfig
 
-    env = MSKEnv("Stand")
-    obs, _ = env.reset(seed=1)
     cfg = PPOConfig(hidden=(16,), value_hidden=(16,))
     params, norm = init_actor(tmp_path / "bc", init_params(jax.random.PRNGKey(5), cfg, obs.size, 416, None), cfg,
                               env.obs_layout, obs.size)

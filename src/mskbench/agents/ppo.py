@@ -230,7 +230,8 @@ class PPOLearner:
         batch_steps = cfg.num_steps * self.env.num_envs
         t0 = time.perf_counter()
         data, moments, ep_returns, mean_reward, starts = self.collector.collect(state)
-        state.norm.update_moments(*moments)  # statistics for the next iteration
+        if cfg.update_norm:
+            state.norm.update_moments(*moments)  # statistics for the next iteration
         collect_s = time.perf_counter() - t0
         state.key, k = jax.random.split(state.key)
         warmup = state.iteration < cfg.critic_warmup

@@ -51,6 +51,9 @@ class PPOConfig:
     #: Iterations at the start in which only the critic learns (the actor frozen): a critic fitted to a
     #: started actor's returns before its advantages move the actor.
     critic_warmup: int = 0
+    #: Update the observation normalisation from every rollout (False: keep the one the run started with;
+    #: the default for a run started from an actor, whose weights were fitted to it).
+    update_norm: bool = True
 
     def __post_init__(self):
         if self.policy not in ("mlp", "encoder_decoder"):

@@ -96,7 +96,8 @@ def _settings(pairs: tuple[str, ...]) -> dict:
 @click.option("--init", "init", default=None, metavar="RUN",
               help="PPO from a trained actor: a PPO or BC run directory (or checkpoint) whose actor (mean network, "
                    "log-std) and observation normalisation start the run; the critic learns alone for the first "
-                   "--set critic_warmup=N iterations [default: 2].")
+                   "--set critic_warmup=N iterations [default: 2] and the normalisation stays the actor's "
+                   "(--set update_norm=true to update it from the rollouts).")
 def train_cmd(task, algo, out_dir, steps, backend, impl, num_envs, rollout, hidden, minibatch, epochs, learning_rate,
               extra, eval_every_steps, eval_episodes, eval_env, seed, resume, time_limit, agentic, agentic_every,
               agentic_timeout, base, latent_model, tube, init):

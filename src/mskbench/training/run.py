@@ -207,8 +207,9 @@ def train(task: str | Task, algo: str = "ppo", *, backend: str = "cpu", impl: st
     init:
         PPO only: a run directory or checkpoint whose actor (mean network, log-std) and observation
         normalisation start this run (a PPO or BC run, e.g. ``algo="bc"``'s distilled expert); the
-        critic learns alone for the first ``critic_warmup`` iterations (default 2). Recorded, resolved to
-        its checkpoint file, as the config's ``init``.
+        critic learns alone for the first ``critic_warmup`` iterations (default 2) and the normalisation
+        stays the actor's (``update_norm``, default False with ``init``). Recorded, resolved to its
+        checkpoint file, as the config's ``init``.
     **config:
         The algorithm's hyper-parameters (e.g. ``num_envs``, ``num_steps``,
         ``learning_rate``, ``hidden``); an unknown name lists the valid ones.
