@@ -351,8 +351,8 @@ def test_a_non_finite_policy_is_refused_before_it_reaches_the_checkpoint(tmp_pat
     def poisoned(cfg, split):
         act, value_fn, det, update = make(cfg, split)
 
-        def bad_update(params, opt_state, data, key):
-            params, opt_state, stats = update(params, opt_state, data, key)
+        def bad_update(params, opt_state, data, key, **kwargs):
+            params, opt_state, stats = update(params, opt_state, data, key, **kwargs)
             return jax.tree_util.tree_map(lambda x: x * np.nan, params), opt_state, stats
         return act, value_fn, det, bad_update
 
