@@ -59,7 +59,7 @@ from mskbench.envs.cpu_env import CONTACT_OVERFLOW, PHYSICS_UNSTABLE, TIME_LIMIT
 from mskbench.envs.observation import flatten, layout_of, observation_blocks
 from mskbench.envs.perturbations import Perturbation, draw_muscle_gain, muscle_gain_scale, noisy_action, seed_streams
 from mskbench.envs.action_map import check_action_map, excitation
-from mskbench.envs.protocols import Bank, State, StepOut, World
+from mskbench.envs.protocols import WORLD_AXIS, Bank, State, StepOut, World
 from mskbench.sim.batched import NACONMAX_PER_WORLD, NJMAX, check_fits, check_impl, make_physics
 from mskbench.sim.muscles import MOMENT_FIELD, muscle_states
 from mskbench.sim.state import StateView
@@ -69,6 +69,16 @@ from mskbench.tasks.base import InitialState, KeyRandom, step_signals
 
 def _jax():
     return require_jax("the JAX environment")
+
+
+def _sharded() -> bool:
+    """Whether this is traced inside a ``shard_map`` over :data:`~mskbench.envs.protocols.WORLD_AXIS`."""
+    jax, _ = _jax()
+    try:
+        jax.lax.axis_index(WORLD_AXIS)
+    except NameError:
+        return False
+    return True
 
 
 def _canonical(x) -> np.ndarray:
@@ -122,6 +132,11 @@ class TaskJaxEnv:
         Worlds also carry the muscles' moment nonzeros, so :meth:`muscle_features` can read the
         muscle states S and moment matrix M a latent-action decoder is conditioned on
         (:mod:`mskbench.sim.muscles`; costs one gather per step and the nonzeros' memory).
+    devices:
+        The worlds are stepped in this many equal shards, one per device (the first ``devices`` of
+        ``jax.devices()``, :mod:`mskbench.agents.data_parallel`): the physics' buffers are also prepared
+        for ``num_envs / devices`` worlds on each of those devices this process drives. Must divide
+        ``num_envs``.
     """
 
     def __init__(self, task: str | Task = "Stand", num_envs: int = 1024, *, impl: str = "jax",
@@ -130,12 +145,14 @@ class TaskJaxEnv:
                  reset_bank: int | None = None, seed: int = 0, task_kwargs: Mapping[str, Any] | None = None,
                  memory_bytes: int | None = None, naconmax_per_world: int = NACONMAX_PER_WORLD,
                  njmax: int | None = NJMAX, check_memory: bool = True, action_map: str = "linear",
-                 muscle_moments: bool = False):
+                 muscle_moments: bool = False, devices: int = 1):
         jax, jnp = _jax()
         check_impl(impl)
         self.action_map = check_action_map(action_map)
         if num_envs < 1:
             raise ValueError(f"num_envs must be >= 1, got {num_envs}")
+        if devices < 1 or num_envs % devices:
+            raise ValueError(f"devices must be >= 1 and divide num_envs={num_envs}, got {devices}")
         if reset_bank is not None and reset_bank < 1:
             raise ValueError(f"reset_bank must be >= 1, got {reset_bank}")
         self.task = task if isinstance(task, Task) else make_task(task, **(task_kwargs or {}))
@@ -170,6 +187,10 @@ class TaskJaxEnv:
                        available=free)
         self.physics.prepare(self.num_envs, gains=self.vary_gain)
         self.physics.prepare(self._chunk)
+        if devices > 1:
+            for device in jax.devices()[:devices]:
+                if device.process_index == jax.process_index():
+                    self.physics.prepare(self.num_envs // devices, gains=self.vary_gain, device=device)
 
         self.seed = int(seed)
         init0 = self.task.initial_state(self._ctx, seed_streams(self.seed)["init"])
@@ -400,17 +421,28 @@ class TaskJaxEnv:
         return State(worlds, bank, jnp.int32(cursor), jnp.int32(max(0, self.num_envs - self.bank_size)), k_next)
 
     def _auto_reset(self, state: State, done) -> State:
-        """Finished worlds take the next bank entries, in world order."""
+        """Finished worlds take the next bank entries, in world order. Stepped inside a ``shard_map`` over
+        :data:`~mskbench.envs.protocols.WORLD_AXIS` (this device holding a slice of the worlds), the entries
+        follow those the earlier devices' worlds took, and the cursor and the reuse count add up every
+        device's resets: the same entries as one device stepping all the worlds."""
         jax, jnp = _jax()
         worlds = state.worlds
         size = jax.tree_util.tree_leaves(state.bank.initial)[0].shape[0]
-        idx = state.cursor + jnp.cumsum(done.astype(jnp.int32)) - 1
+        n_done = done.sum(dtype=jnp.int32)
+        before, total = jnp.int32(0), n_done
+        if _sharded():
+            counts = jax.lax.all_gather(n_done, WORLD_AXIS)
+            before = jnp.sum(jnp.where(jnp.arange(counts.shape[0]) < jax.lax.axis_index(WORLD_AXIS), counts, 0))
+            total = counts.sum()
+        idx = state.cursor + before + jnp.cumsum(done.astype(jnp.int32)) - 1
         over = done & (idx >= size)
+        n_over = over.sum(dtype=jnp.int32)
+        if _sharded():
+            n_over = jax.lax.psum(n_over, WORLD_AXIS)
         keys = jax.vmap(lambda k: jax.random.split(k)[1])(worlds.key)
         fresh = jax.vmap(lambda i, w, k: self._bank_world(state.bank, i, w, k))(idx % size, worlds, keys)
         worlds = jax.vmap(self._select)(done, fresh, worlds)
-        return state._replace(worlds=worlds, cursor=state.cursor + done.sum(dtype=jnp.int32),
-                              reused=state.reused + over.sum(dtype=jnp.int32))
+        return state._replace(worlds=worlds, cursor=state.cursor + total, reused=state.reused + n_over)
 
     def _step(self, state: State, actions, auto_reset: bool = True, record: bool = False):
         jax, jnp = _jax()

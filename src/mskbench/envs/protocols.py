@@ -26,6 +26,13 @@ import numpy as np
 
 Array = Any  # a NumPy or JAX array
 
+#: The mesh axis a data-parallel trainer shards a batched env's worlds over
+#: (:mod:`mskbench.agents.data_parallel`). Inside its ``shard_map`` a :class:`BatchedEnv`'s ``step`` sees a
+#: :class:`State` whose ``worlds`` are this device's contiguous slice (in world order) and whose other
+#: fields (bank, cursor, key) are whole, the same on every device; a step that couples worlds (the bank's
+#: cursor) reduces over this axis, so every device's state matches the one-device step's.
+WORLD_AXIS = "worlds"
+
 
 # -- the batched env's state -------------------------------------------------------------------
 class World(NamedTuple):

@@ -17,9 +17,9 @@ vmapped call into one host call for the whole batch):
   :class:`~mskbench.sim.state.StateView`, so the task code reads every
   backend the same way;
 * ``where(cond, a, b)`` — world data ``a`` where ``cond`` else ``b`` (resets);
-* ``prepare(nworld, gains=False)`` — allocate what batches of ``nworld``
-  worlds need before a compiled call sees them (MuJoCo Warp; a no-op
-  elsewhere);
+* ``prepare(nworld, gains=False, device=None)`` — allocate what batches of
+  ``nworld`` worlds need on a JAX ``device`` (default: the default device)
+  before a compiled call sees them (MuJoCo Warp; a no-op elsewhere);
 * ``bytes_per_world`` — the memory one world's data takes on the device.
 
 With ``moments=True`` a world also has the field ``muscle_moments``

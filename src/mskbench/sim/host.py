@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import copy
 import os
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from types import SimpleNamespace
 
@@ -74,6 +75,7 @@ class HostPhysics:
         self.sim = CpuSimulator(model, handles, frame_skip)
         self._sims = [self.sim] + [CpuSimulator(copy.copy(model), handles, frame_skip) for _ in range(threads - 1)]
         self._pool = ThreadPoolExecutor(threads, thread_name_prefix="mskbench-host") if threads > 1 else None
+        self._lock = threading.Lock()
         self._n_state = self.sim.state_size()
         d = self.sim.data
         self._shapes = {k: np.shape(getattr(d, k)) for k in VIEW_FIELDS}
@@ -105,15 +107,18 @@ class HostPhysics:
             out[MOMENT_FIELD][i] = self.moment_pattern.values(d)
 
     def _parallel(self, n: int, work) -> None:
-        """``work(sim, start, stop)`` over contiguous slices of ``n`` worlds, one simulator each."""
+        """``work(sim, start, stop)`` over contiguous slices of ``n`` worlds, one simulator each. Calls from
+        several threads (the callbacks of the devices a sharded batch runs on) take turns: they share the
+        simulators."""
         k = min(len(self._sims), n)
         bounds = np.linspace(0, n, k + 1).astype(int)
-        if self._pool is None or k <= 1:
-            work(self.sim, 0, n)
-            return
-        futures = [self._pool.submit(work, self._sims[j], bounds[j], bounds[j + 1]) for j in range(k)]
-        for f in futures:
-            f.result()
+        with self._lock:
+            if self._pool is None or k <= 1:
+                work(self.sim, 0, n)
+                return
+            futures = [self._pool.submit(work, self._sims[j], bounds[j], bounds[j + 1]) for j in range(k)]
+            for f in futures:
+                f.result()
 
     def _host_init(self, qpos_bits, qvel_bits, gain_scale=None):
         qpos, qvel = _as_f64(qpos_bits), _as_f64(qvel_bits)
@@ -193,7 +198,7 @@ class HostPhysics:
         new = jax.pure_callback(self._host_step, self._spec(), *args, vmap_method="broadcast_all")
         return new, {"unstable": new["unstable"], "overflow": new["overflow"]}
 
-    def prepare(self, nworld: int, gains: bool = False) -> None:
+    def prepare(self, nworld: int, gains: bool = False, device=None) -> None:
         """Nothing to allocate ahead for this backend."""
 
     def fields(self, d):

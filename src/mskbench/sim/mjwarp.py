@@ -171,8 +171,9 @@ class WarpPhysics:
         device = self._wp.device_from_jax(jax.devices()[0])
         return int(device.free_memory) if device.is_cuda else None
 
-    def prepare(self, nworld: int, gains: bool = False) -> None:
-        """Allocate MuJoCo Warp's buffers for batches of ``nworld`` worlds on JAX's default device.
+    def prepare(self, nworld: int, gains: bool = False, device=None) -> None:
+        """Allocate MuJoCo Warp's buffers for batches of ``nworld`` worlds on the JAX ``device`` (default:
+        JAX's default device).
 
         Call it before a compiled step or init sees that batch size: on a GPU
         the first call runs inside a CUDA graph capture, where uploading a
@@ -180,7 +181,7 @@ class WarpPhysics:
         """
         import jax
 
-        self._world_pair(self._wp.device_from_jax(jax.devices()[0]), int(nworld), bool(gains))
+        self._world_pair(self._wp.device_from_jax(device or jax.devices()[0]), int(nworld), bool(gains))
 
     # -- warp side ---------------------------------------------------------------------------
     def _world_pair(self, device, nworld: int, gains: bool):

@@ -102,7 +102,7 @@ class MjxPhysics:
         # A pure-JAX MJX world has a fixed contact set: nothing can overflow.
         return d, {"unstable": self.unstable(d), "overflow": jax.numpy.zeros((), bool)}
 
-    def prepare(self, nworld: int, gains: bool = False) -> None:
+    def prepare(self, nworld: int, gains: bool = False, device=None) -> None:
         """Nothing to allocate ahead for this backend."""
 
     def fields(self, d):
