@@ -40,16 +40,17 @@ import time
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
 from mskbench.agents.base import (PolicyCheckpoint, check_obs_layout, flatten_tree, layout_json, normalize,
                                   savez_atomic, unflatten_tree)
+from mskbench.agents.data_parallel import DataParallel, local, resolve_devices, state_specs
 from mskbench.agents.ppo_networks import (_HALF_LOG_2PI, ObsSplit, PPOConfig, RunningNorm, _jax, adam_init,
                                           adam_update, gaussian_logp, init_params, mlp_apply, policy_mean)
 from mskbench.agents.ppo_networks import mlp_init  # noqa: F401 - re-exported, as all of ppo_networks' names
-from mskbench.envs.protocols import BatchedEnv, VectorEnv
+from mskbench.envs.protocols import WORLD_AXIS, BatchedEnv, VectorEnv
 
 log = logging.getLogger(__name__)
 
@@ -85,15 +86,39 @@ def make_functions(cfg: PPOConfig, split: ObsSplit | None):
     def deterministic(params, obs):
         return jnp.clip(policy_mean(params, obs, cfg, split, None)[0], -1.0, 1.0)
 
-    def loss_fn(params, batch, key):
-        mean, kl = policy_mean(params, batch["obs"], cfg, split, key)
+    grad_fn = jax.value_and_grad(_loss_fn(cfg, split), has_aux=True)
+
+    def update(params, opt_state, data, key, train_actor=True):
+        n = data["obs"].shape[0]
+
+        def grads(params, idx, kk):
+            batch = jax.tree_util.tree_map(lambda x: x[idx], data)
+            noise = jax.random.normal(kk, (idx.shape[0], cfg.latent_size)) if split is not None else None
+            (_, aux), g = grad_fn(params, batch, noise, lambda x: x)
+            return g, aux
+
+        return _epochs(cfg, params, opt_state, n, key, grads, train_actor)
+
+    return act, value_fn, deterministic, jax.jit(update, static_argnames="train_actor")
+
+
+def _loss_fn(cfg: PPOConfig, split: ObsSplit | None):
+    """PPO's loss of a minibatch, ``(loss, aux)``: ``noise`` samples the encoder-decoder's latent; ``mean``
+    averages a statistic over the devices holding the minibatch's parts (the identity on one device), for the
+    advantages' normalisation and the reported statistics."""
+    jax, jnp = _jax()
+
+    def loss_fn(params, batch, noise, mean_over):
+        mean, kl = policy_mean(params, batch["obs"], cfg, split, noise=noise)
         logp = gaussian_logp(batch["actions"], mean, params["log_std"])
         # The log-ratio sums over every muscle (416 on MyoFullBody), so one large step can take it past
         # float32's exp (88): clamped, the ratio stays finite and the clipped objective saturates as before.
         log_ratio = jnp.clip(logp - batch["logp"], -LOG_RATIO_LIMIT, LOG_RATIO_LIMIT)
         ratio = jnp.exp(log_ratio)
         adv = batch["adv"]
-        adv = (adv - adv.mean()) / (adv.std() + 1e-8)
+        adv_mean = mean_over(adv.mean())
+        adv_std = jnp.sqrt(mean_over(jnp.mean((adv - adv_mean) ** 2)))
+        adv = (adv - adv_mean) / (adv_std + 1e-8)
         pg = -jnp.mean(jnp.minimum(ratio * adv, jnp.clip(ratio, 1 - cfg.clip, 1 + cfg.clip) * adv))
         value = mlp_apply(params["value"], batch["obs"])[..., 0]
         v_loss = 0.5 * jnp.mean((value - batch["returns"]) ** 2)
@@ -102,46 +127,102 @@ def make_functions(cfg: PPOConfig, split: ObsSplit | None):
         approx_kl = jnp.mean((ratio - 1) - log_ratio)
         return loss, {"policy_loss": pg, "value_loss": v_loss, "latent_kl": jnp.mean(kl), "approx_kl": approx_kl}
 
-    grad_fn = jax.value_and_grad(loss_fn, has_aux=True)
+    return loss_fn
+
+
+def _epochs(cfg: PPOConfig, params, opt_state, n: int, key, grads, train_actor: bool):
+    """The epochs of one iteration over ``n`` samples: each epoch a permutation of them cut into minibatches,
+    one Adam step per minibatch. ``grads(params, idx, key)`` returns the gradient and the statistics of the
+    minibatch of sample indices ``idx`` (whatever devices hold them)."""
+    jax, jnp = _jax()
+    n_mb = max(1, n // cfg.minibatch_size)
+    size = n // n_mb
+
+    def epoch(carry, k):
+        k_perm, k_loss = jax.random.split(k)
+        perm = jax.random.permutation(k_perm, n)[: n_mb * size].reshape(n_mb, size)
+
+        def minibatch(carry, xs):
+            params, opt_state, active = carry
+            idx, kk = xs
+            g, aux = grads(params, idx, kk)
+            if not train_actor:  # the critic's warm-up: every gradient but the value network's is zero
+                g = {k: v if k == "value" else jax.tree_util.tree_map(jnp.zeros_like, v) for k, v in g.items()}
+            new_params, new_opt, gnorm = adam_update(g, opt_state, params, cfg.learning_rate, cfg.max_grad_norm)
+            if cfg.target_kl is not None:  # stop at the first minibatch past the KL target (not applied)
+                active = active & (aux["approx_kl"] <= 1.5 * cfg.target_kl)
+                keep = lambda new, old: jax.tree_util.tree_map(  # noqa: E731
+                    lambda a, b: jnp.where(active, a, b), new, old)
+                new_params, new_opt = keep(new_params, params), keep(new_opt, opt_state)
+            return (new_params, new_opt, active), {**aux, "grad_norm": gnorm, "applied": active.astype(jnp.float32)}
+
+        return jax.lax.scan(minibatch, carry, (perm, jax.random.split(k_loss, n_mb)))
+
+    carry = (params, opt_state, jnp.asarray(True))
+    (params, opt_state, _), stats = jax.lax.scan(epoch, carry, jax.random.split(key, cfg.epochs))
+    # Statistics of the minibatches computed (with a KL target: up to the first one not applied).
+    applied = stats.pop("applied")
+    computed = jnp.concatenate([jnp.ones((1,)), applied.reshape(-1)[:-1]]).reshape(applied.shape)
+    means = jax.tree_util.tree_map(lambda x: jnp.sum(x * computed) / jnp.sum(computed), stats)
+    return params, opt_state, {**means, "updates_applied": jnp.mean(applied)}
+
+
+def make_sharded_functions(cfg: PPOConfig, split: ObsSplit | None):
+    """The data-parallel learner's ``act`` and ``update``, traced inside a ``shard_map`` over
+    :data:`~mskbench.envs.protocols.WORLD_AXIS` (:mod:`mskbench.agents.data_parallel`); their results do not
+    depend on the number of devices.
+
+    ``act(params, obs, key, world)``: each world's noise is drawn from ``key`` folded with the world's global
+    index ``world``. ``update(params, opt_state, data, key, train_actor)``: ``data`` is this device's
+    ``(steps, worlds)`` slice of the rollout; sample ``t * num_envs + w`` of the one-device update is step
+    ``t`` of world ``w``, so the permutation and the minibatches are the one-device update's. Each device
+    gathers its equal part of every minibatch (a ``psum_scatter`` of the samples it holds), computes the
+    gradient of that part's mean loss, and the gradients are averaged over the devices: the one-device
+    gradient, up to the order of float sums.
+    """
+    jax, jnp = _jax()
+    axis = WORLD_AXIS
+    grad_fn = jax.value_and_grad(_loss_fn(cfg, split), has_aux=True)
+
+    def act(params, obs, key, world):
+        def one(o, w):
+            k_z, k_a = jax.random.split(jax.random.fold_in(key, w))
+            noise = jax.random.normal(k_z, (cfg.latent_size,)) if split is not None else None
+            mean, _ = policy_mean(params, o, cfg, split, noise=noise)
+            action = mean + jnp.exp(params["log_std"]) * jax.random.normal(k_a, mean.shape)
+            return action, gaussian_logp(action, mean, params["log_std"])
+
+        action, logp = jax.vmap(one)(obs, world)
+        return action, logp, mlp_apply(params["value"], obs)[..., 0]
 
     def update(params, opt_state, data, key, train_actor=True):
-        n = data["obs"].shape[0]
-        n_mb = max(1, n // cfg.minibatch_size)
-        size = n // n_mb
+        steps, local = data["adv"].shape[:2]
+        devices = jax.lax.axis_size(axis) if hasattr(jax.lax, "axis_size") else jax.lax.psum(1, axis)
+        me = jax.lax.axis_index(axis)
+        num_envs = local * devices
 
-        def epoch(carry, k):
-            k_perm, k_loss = jax.random.split(k)
-            perm = jax.random.permutation(k_perm, n)[: n_mb * size].reshape(n_mb, size)
+        def grads(params, idx, kk):
+            t, w = idx // num_envs, idx % num_envs
+            mine = w // local == me
+            wl = jnp.where(mine, w - me * local, 0)
 
-            def minibatch(carry, xs):
-                params, opt_state, active = carry
-                idx, kk = xs
-                batch = jax.tree_util.tree_map(lambda x: x[idx], data)
-                (_, aux), grads = grad_fn(params, batch, kk)
-                if not train_actor:  # the critic's warm-up: every gradient but the value network's is zero
-                    grads = {k: g if k == "value" else jax.tree_util.tree_map(jnp.zeros_like, g)
-                             for k, g in grads.items()}
-                new_params, new_opt, gnorm = adam_update(grads, opt_state, params, cfg.learning_rate,
-                                                         cfg.max_grad_norm)
-                if cfg.target_kl is not None:  # stop at the first minibatch past the KL target (not applied)
-                    active = active & (aux["approx_kl"] <= 1.5 * cfg.target_kl)
-                    keep = lambda new, old: jax.tree_util.tree_map(  # noqa: E731
-                        lambda a, b: jnp.where(active, a, b), new, old)
-                    new_params, new_opt = keep(new_params, params), keep(new_opt, opt_state)
-                return (new_params, new_opt, active), {**aux, "grad_norm": gnorm,
-                                                       "applied": active.astype(jnp.float32)}
+            def part(x):
+                rows = x[t, wl]
+                return jnp.where(mine.reshape((-1,) + (1,) * (rows.ndim - 1)), rows, jnp.zeros_like(rows))
 
-            return jax.lax.scan(minibatch, carry, (perm, jax.random.split(k_loss, n_mb)))
+            batch = jax.tree_util.tree_map(
+                lambda x: jax.lax.psum_scatter(part(x), axis, scatter_dimension=0, tiled=True), data)
+            share = idx.shape[0] // devices
+            noise = None
+            if split is not None:  # the one-device draw for the whole minibatch, this device's rows of it
+                noise = jax.lax.dynamic_slice_in_dim(jax.random.normal(kk, (idx.shape[0], cfg.latent_size)),
+                                                     me * share, share)
+            (_, aux), g = grad_fn(params, batch, noise, lambda x: jax.lax.pmean(x, axis))
+            return jax.lax.pmean(g, axis), jax.lax.pmean(aux, axis)
 
-        carry = (params, opt_state, jnp.asarray(True))
-        (params, opt_state, _), stats = jax.lax.scan(epoch, carry, jax.random.split(key, cfg.epochs))
-        # Statistics of the minibatches computed (with a KL target: up to the first one not applied).
-        applied = stats.pop("applied")
-        computed = jnp.concatenate([jnp.ones((1,)), applied.reshape(-1)[:-1]]).reshape(applied.shape)
-        means = jax.tree_util.tree_map(lambda x: jnp.sum(x * computed) / jnp.sum(computed), stats)
-        return params, opt_state, {**means, "updates_applied": jnp.mean(applied)}
+        return _epochs(cfg, params, opt_state, steps * num_envs, key, grads, train_actor)
 
-    return act, value_fn, deterministic, jax.jit(update, static_argnames="train_actor")
+    return act, update
 
 
 def gae(rewards, values, next_values, terminated, done, gamma, lam):
@@ -187,12 +268,19 @@ class PPOLearner:
     epochs of updates on it. ``checkpoint`` continues a run from its checkpoint (same config, same
     observation layout). The loop around the iterations — evaluations, checkpoints, the log, the time
     limit — is :func:`mskbench.training.loop.train_loop`'s.
+
+    A batched env is trained data-parallel over ``cfg.devices`` devices (:mod:`mskbench.agents.data_parallel`,
+    :func:`make_sharded_functions`; one device is the same program on a mesh of one); a vector env trains on
+    one device.
     """
 
     def __init__(self, env: VectorEnv | BatchedEnv, cfg: PPOConfig, checkpoint: Path | None = None):
         jax, _ = _jax()
         if env.num_envs != cfg.num_envs:
             raise ValueError(f"the env has {env.num_envs} worlds, the config says num_envs={cfg.num_envs}")
+        if not isinstance(env, BatchedEnv) and cfg.devices != 1:
+            raise ValueError(f"devices={cfg.devices}: only a batched JAX env's worlds are sharded over devices; a "
+                             "vector env (worlds stepped on the host) trains on one device: devices=1")
         self.env, self.cfg = env, cfg
         self.split = ObsSplit.from_layout(env.obs_layout, env.obs_size, cfg.encoder_blocks) \
             if cfg.policy == "encoder_decoder" else None
@@ -209,9 +297,12 @@ class PPOLearner:
             self.state = TrainState(params, adam_init(params), norm, key=key)
         self.collector: _HostCollector | _ScanCollector
         if isinstance(env, BatchedEnv):
-            self.collector = _ScanCollector(env, cfg, act, value_fn, cfg.seed + self.state.iteration)
+            self.dp = DataParallel(resolve_devices(cfg.devices, cfg.num_envs))
+            self.state.params, self.state.opt_state = self.dp.replicate((self.state.params, self.state.opt_state))
+            self.collector = _ScanCollector(env, cfg, self.split, value_fn, cfg.seed + self.state.iteration, self.dp)
+            self.update = self.collector.update
         else:
-            self.collector = _HostCollector(env, cfg, act, value_fn, cfg.seed + self.state.iteration)
+            self.collector = _HostCollector(cast(VectorEnv, env), cfg, act, value_fn, cfg.seed + self.state.iteration)
         if self.state.iteration == 0 and cfg.init is None:  # a started actor keeps the normalisation it learned in
             self.state.norm.update_moments(*self.collector.initial_moments())
 
@@ -229,7 +320,7 @@ class PPOLearner:
         state, cfg = self.state, self.cfg
         batch_steps = cfg.num_steps * self.env.num_envs
         t0 = time.perf_counter()
-        data, moments, ep_returns, mean_reward, starts = self.collector.collect(state)
+        data, moments, episode_return, mean_reward, starts = self.collector.collect(state)
         if cfg.update_norm:
             state.norm.update_moments(*moments)  # statistics for the next iteration
         collect_s = time.perf_counter() - t0
@@ -246,17 +337,19 @@ class PPOLearner:
         state.iteration += 1
         wall = time.perf_counter() - t0
         return {"iteration": state.iteration, "steps": state.steps,
-                "mean_reward": mean_reward,
-                "episode_return": float(np.mean(ep_returns)) if ep_returns else None,
+                "mean_reward": mean_reward, "episode_return": episode_return,
                 "steps_per_s": batch_steps / wall, "collect_s": collect_s, "update_s": wall - collect_s,
                 **({"critic_warmup": True} if warmup else {}), **starts, **{k: float(v) for k, v in stats.items()}}
 
     def policy(self):
-        """The current deterministic policy (:func:`make_policy`)."""
-        return make_policy(self.state.params, self.state.norm, self.cfg, self.split, self.deterministic)
+        """The current deterministic policy (:func:`make_policy`), its parameters on this process's first
+        device."""
+        return make_policy(local(self.state.params), self.state.norm, self.cfg, self.split, self.deterministic)
 
     def save(self, path: Path) -> None:
-        save_checkpoint(path, self.state, self.cfg, self.env.obs_layout)
+        state = self.state
+        save_checkpoint(path, TrainState(local(state.params), local(state.opt_state), state.norm, state.steps,
+                                         state.iteration, state.key), self.cfg, self.env.obs_layout)
 
 
 def _finite(tree) -> bool:
@@ -308,20 +401,33 @@ class _HostCollector:
                 "logp": roll["logp"].reshape(-1), "adv": adv.reshape(-1).astype(np.float32),
                 "returns": returns.reshape(-1).astype(np.float32)}
         resets = int(roll["done"].sum())
-        return data, _moments(np.asarray(raw_obs)), ep_returns, float(roll["rewards"].mean()), {"resets": resets}
+        episode_return = float(np.mean(ep_returns)) if ep_returns else None
+        return data, _moments(np.asarray(raw_obs)), episode_return, float(roll["rewards"].mean()), {"resets": resets}
 
 
 class _ScanCollector:
-    """Rollouts from a batched JAX env, the whole rollout one ``jax.lax.scan`` on the device — the GPU
-    path. After each rollout the env's bank of initial states is refreshed (:meth:`BatchedEnv.refresh`)."""
+    """Rollouts from a batched JAX env, the whole rollout one ``jax.lax.scan`` on each device of ``dp``
+    over its shard of the worlds — the GPU path; the rollout stays on the devices, sharded, for
+    :attr:`update` (:func:`make_sharded_functions`). After each rollout the env's bank of initial states is
+    refreshed (:meth:`BatchedEnv.refresh`)."""
 
-    def __init__(self, env: BatchedEnv, cfg: PPOConfig, act, value_fn, seed: int):
+    def __init__(self, env: BatchedEnv, cfg: PPOConfig, split: ObsSplit | None, value_fn, seed: int,
+                 dp: DataParallel):
         jax, jnp = _jax()
-        self.env = env
-        self.env_state = env.reset(jax.random.PRNGKey(seed))
+        from jax.sharding import PartitionSpec as P
+
+        self.env, self.dp = env, dp
+        state = env.reset(jax.random.PRNGKey(seed))
+        self._initial = _moments(np.asarray(state.obs))
+        self.specs = state_specs(state, dp.devices)
+        self.env_state = dp.place(state, self.specs)
+        act, update = make_sharded_functions(cfg, split)
+        local = env.num_envs // dp.devices
         clip = RunningNorm.create(1).clip
 
         def collect(params, mean, std, env_state, key):
+            world = jax.lax.axis_index(WORLD_AXIS) * local + jnp.arange(local)
+
             def norm(x):
                 return normalize(x, mean, std, clip, jnp)
 
@@ -329,7 +435,7 @@ class _ScanCollector:
                 env_state, ret = carry
                 raw = env_state.obs
                 nobs = norm(raw)
-                action, logp, value = act(params, nobs, k)
+                action, logp, value = act(params, nobs, k, world)
                 env_state, out = env.step(env_state, jnp.clip(action, -1.0, 1.0))
                 done = out.terminated | out.truncated
                 ret = ret + out.reward
@@ -337,41 +443,52 @@ class _ScanCollector:
                         "rewards": out.reward.astype(jnp.float32),
                         "next_values": value_fn(params, norm(out.final_obs)),
                         "terminated": out.terminated.astype(jnp.float32), "done": done.astype(jnp.float32),
-                        "finished_return": jnp.where(done, ret, jnp.nan), "raw_sum": raw.sum(0),
+                        "finished_return": jnp.where(done, ret, 0.0), "raw_sum": raw.sum(0),
                         "raw_sq": (raw.astype(jnp.float32) ** 2).sum(0)}
                 return (env_state, jnp.where(done, 0.0, ret)), step
 
             keys = jax.random.split(key, cfg.num_steps)
-            (env_state, _), traj = jax.lax.scan(one, (env_state, jnp.zeros(env.num_envs)), keys)
-
+            (env_state, _), traj = jax.lax.scan(one, (env_state, jnp.zeros(local)), keys)
             adv = gae_device(traj["rewards"], traj["values"], traj["next_values"], traj["terminated"],
                              traj["done"], cfg.gamma, cfg.gae_lambda)
-            n = adv.size
-            data = {"obs": traj["obs"].reshape(n, -1), "actions": traj["actions"].reshape(n, -1),
-                    "logp": traj["logp"].reshape(-1), "adv": adv.reshape(-1),
-                    "returns": (adv + traj["values"]).reshape(-1)}
-            stats = {"raw_sum": traj["raw_sum"].sum(0), "raw_sq": traj["raw_sq"].sum(0),
-                     "finished_return": traj["finished_return"], "mean_reward": traj["rewards"].mean()}
+            data = {"obs": traj["obs"], "actions": traj["actions"], "logp": traj["logp"], "adv": adv,
+                    "returns": adv + traj["values"]}
+            total = lambda x: jax.lax.psum(x, WORLD_AXIS)  # noqa: E731
+            stats = {"raw_sum": total(traj["raw_sum"].sum(0)), "raw_sq": total(traj["raw_sq"].sum(0)),
+                     "episodes": total(traj["done"].sum()), "return_sum": total(traj["finished_return"].sum()),
+                     "reward_sum": total(traj["rewards"].sum())}
             return env_state, data, stats
 
-        self._collect = jax.jit(collect)
+        rollout = P(None, WORLD_AXIS)  # (steps, worlds, ...): the worlds sharded
+        self._collect = dp.shard_map(collect, in_specs=(P(), P(), P(), self.specs, P()),
+                                     out_specs=(self.specs, rollout, P()))
+        self._updates = {train_actor: dp.shard_map(
+            lambda params, opt, data, key, t=train_actor: update(params, opt, data, key, t),
+            in_specs=(P(), P(), rollout, P()), out_specs=(P(), P(), P())) for train_actor in (False, True)}
+
+    def update(self, params, opt_state, data, key, train_actor: bool = True):
+        """The iteration's epochs on the sharded rollout ``data`` (:func:`make_sharded_functions`)."""
+        return self._updates[bool(train_actor)](params, opt_state, data, self.dp.replicate(key))
 
     def initial_moments(self):
-        return _moments(np.asarray(self.env_state.obs))
+        return self._initial
 
     def collect(self, state: "TrainState"):
-        jax, jnp = _jax()
+        jax, _ = _jax()
         state.key, k = jax.random.split(state.key)
         std = np.sqrt(state.norm.var + 1e-8)
-        self.env_state, data, stats = self._collect(state.params, jnp.asarray(state.norm.mean, jnp.float32),
-                                                    jnp.asarray(std, jnp.float32), self.env_state, k)
-        n = data["logp"].shape[0]  # the rollout stays on the device; only these statistics come back
+        mean, std, k = self.dp.replicate((np.asarray(state.norm.mean, np.float32), np.asarray(std, np.float32), k))
+        self.env_state, data, stats = self._collect(state.params, mean, std, self.env_state, k)
+        n = self.env.num_envs * data["logp"].shape[0]  # the rollout stays on the devices; only these come back
         mean = np.asarray(stats["raw_sum"], np.float64) / n
         var = np.maximum(np.asarray(stats["raw_sq"], np.float64) / n - mean**2, 0.0)
-        finished = np.asarray(stats["finished_return"]).ravel()
-        starts = {"resets": int(finished.size - np.isnan(finished).sum()), "starts_reused": int(self.env_state.reused)}
-        self.env_state = self.env.refresh(self.env_state)
-        return data, (mean, var, n), list(finished[np.isfinite(finished)]), float(stats["mean_reward"]), starts
+        episodes = int(stats["episodes"])
+        starts = {"resets": episodes, "starts_reused": int(self.env_state.reused)}
+        # The bank is refreshed on this process's first device and replicated again.
+        refreshed = self.env.refresh(self.dp.localize(self.env_state, self.specs))
+        self.env_state = self.dp.place(refreshed, self.specs)
+        episode_return = float(stats["return_sum"]) / episodes if episodes else None
+        return data, (mean, var, n), episode_return, float(stats["reward_sum"]) / n, starts
 
 
 def _moments(batch: np.ndarray):
@@ -503,7 +620,7 @@ def load_checkpoint(path: str | Path, expect_config: PPOConfig | None = None,
         cfg = PPOConfig(**json.loads(str(z["config"])))
         if expect_config is not None:
             a, b = asdict(cfg), asdict(expect_config)
-            diff = {k for k in a if k != "total_steps" and a[k] != b[k]}
+            diff = {k for k in a if k not in ("total_steps", "devices") and a[k] != b[k]}
             if diff:
                 raise ValueError(f"{path} was trained with a different config ({sorted(diff)}); "
                                  "resume with the same settings")

@@ -54,11 +54,14 @@ class PPOConfig:
     #: Update the observation normalisation from every rollout (False: keep the one the run started with;
     #: the default for a run started from an actor, whose weights were fitted to it).
     update_norm: bool = True
+    #: Devices a batched env's worlds are sharded over (:mod:`mskbench.agents.data_parallel`); the run's
+    #: numbers do not depend on it (up to float summation order), so a run may resume on another count.
+    devices: int = 1
 
     def __post_init__(self):
         if self.policy not in ("mlp", "encoder_decoder"):
             raise ValueError(f"policy must be 'mlp' or 'encoder_decoder', got {self.policy!r}")
-        for name in ("total_steps", "num_steps", "epochs", "minibatch_size", "latent_size", "num_envs"):
+        for name in ("total_steps", "num_steps", "epochs", "minibatch_size", "latent_size", "num_envs", "devices"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
         if self.critic_warmup < 0:
@@ -140,10 +143,11 @@ def init_params(key, cfg: PPOConfig, obs_size: int, action_size: int, split: Obs
     return params
 
 
-def policy_mean(params, obs, cfg: PPOConfig, split: ObsSplit | None, key=None):
+def policy_mean(params, obs, cfg: PPOConfig, split: ObsSplit | None, key=None, noise=None):
     """Action mean for normalised ``obs`` (..., obs_size); returns (mean, kl).
 
-    With ``key`` the latent is sampled (training); without, it is the encoder mean.
+    With ``key`` the latent is sampled (training); with ``noise`` (standard normal, the latent's shape) it is
+    ``mu + sigma * noise``; with neither, it is the encoder mean.
     """
     jax, jnp = _jax()
     if cfg.policy == "mlp":
@@ -151,7 +155,9 @@ def policy_mean(params, obs, cfg: PPOConfig, split: ObsSplit | None, key=None):
     split = _require_split(split, cfg)
     enc = mlp_apply(params["encoder"], obs[..., split.reference])
     mu, logvar = enc[..., : cfg.latent_size], jnp.clip(enc[..., cfg.latent_size:], -10.0, 5.0)
-    z = mu if key is None else mu + jnp.exp(0.5 * logvar) * jax.random.normal(key, mu.shape)
+    if noise is None and key is not None:
+        noise = jax.random.normal(key, mu.shape)
+    z = mu if noise is None else mu + jnp.exp(0.5 * logvar) * noise
     kl = 0.5 * jnp.sum(jnp.exp(logvar) + mu**2 - 1.0 - logvar, axis=-1)
     mean = mlp_apply(params["decoder"], jnp.concatenate([z, obs[..., split.proprio]], axis=-1))
     return mean, kl
