@@ -93,6 +93,16 @@ def _settings(pairs: tuple[str, ...]) -> dict:
                    "the batched step.")
 @click.option("--tube", type=click.FloatRange(0.0, 1.0), default=None,
               help="Tube radius delta of --latent, in activation units [default: 0.25, the authors'].")
+@click.option("--devices", type=click.IntRange(min=1), default=None,
+              help="--backend jax: devices the worlds are sharded over, data-parallel (it must divide --num-envs) "
+                   "[default: every device JAX sees]. The run's numbers do not depend on it.")
+@click.option("--coordinator", default=None, metavar="HOST:PORT",
+              help="A run over several hosts (jax.distributed): process 0's address, the same on every host "
+                   "[default: $JAX_COORDINATOR_ADDRESS]. Only process 0 writes --out and evaluates.")
+@click.option("--num-processes", type=click.IntRange(min=1), default=None,
+              help="Processes of a run over several hosts, one per host [default: $JAX_NUM_PROCESSES].")
+@click.option("--process-id", type=click.IntRange(min=0), default=None,
+              help="This process's index, 0 .. --num-processes - 1 [default: $JAX_PROCESS_ID].")
 @click.option("--init", "init", default=None, metavar="RUN",
               help="PPO from a trained actor: a PPO or BC run directory (or checkpoint) whose actor (mean network, "
                    "log-std) and observation normalisation start the run; the critic learns alone for the first "
@@ -100,7 +110,7 @@ def _settings(pairs: tuple[str, ...]) -> dict:
                    "(--set update_norm=true to update it from the rollouts).")
 def train_cmd(task, algo, out_dir, steps, backend, impl, num_envs, rollout, hidden, minibatch, epochs, learning_rate,
               extra, eval_every_steps, eval_episodes, eval_env, seed, resume, time_limit, agentic, agentic_every,
-              agentic_timeout, base, latent_model, tube, init):
+              agentic_timeout, base, latent_model, tube, devices, coordinator, num_processes, process_id, init):
     """Train an algorithm on TASK with Table XVI's defaults: ppo (2x1024 MLPs, lr 3e-4, batch 256, 2048
     steps x 8 envs, 10 epochs), sac (SBX: 2x1024 actor, twin 2x1024 critics, lr 1e-4, 8 envs, one
     gradient step per vectorised step), deprl (DEP exploration on SAC, 3-step returns, 16 envs, 1e5
@@ -117,12 +127,17 @@ def train_cmd(task, algo, out_dir, steps, backend, impl, num_envs, rollout, hidd
     with, what mskbench eval reports. --eval-env cpu evaluates in the protocol env itself (exact,
     but one episode at a time on the host).
 
+    --backend jax shards the worlds over --devices devices (default: all JAX sees) and averages the
+    gradients across them. Over several hosts run the same command on each with --coordinator,
+    --num-processes and --process-id (docs/gpu.md).
+
     The same run from Python: mskbench.train(TASK, algo=..., backend=..., out=...). Evaluate the
     result with the shared protocol: mskbench eval --task TASK --policy OUT.
     """
     names = task_list(task)
     if len(names) != 1:
         raise click.BadParameter("train takes one task", param_hint="TASK")
+    _start_processes(backend, devices, coordinator, num_processes, process_id)
     config = _settings(extra)
     ppo, bc = algo == "ppo", algo == "bc"
     if epochs is not None and not ppo:
@@ -151,10 +166,37 @@ def train_cmd(task, algo, out_dir, steps, backend, impl, num_envs, rollout, hidd
     run = run_training(names[0], out_dir=out_dir, algo=algo, backend=backend, impl=impl, steps=steps, seed=seed,
                        resume=resume, time_limit_s=time_limit, eval_episodes=eval_episodes,
                        eval_every_steps=eval_every_steps, eval_env=eval_env, env_wrapper=tuner or residual or prior,
-                       task_options=task_options, **config)
+                       task_options=task_options, **({"devices": devices} if devices is not None else {}), **config)
     click.echo(f"trained {run.steps} steps{stop_note(run)}; checkpoints in {out_dir}")
     if tuner is not None:
         _report_agentic(run, tuner)
+
+
+def _start_processes(backend, devices, coordinator, num_processes, process_id) -> None:
+    """``--devices`` and the ``jax.distributed`` flags checked against the backend; the processes of a run
+    over several hosts joined (before anything uses a device)."""
+    import os
+
+    from mskbench.agents.data_parallel import ENV_COORDINATOR, ENV_NUM_PROCESSES, ENV_PROCESS_ID
+
+    flags = {"--coordinator": coordinator, "--num-processes": num_processes, "--process-id": process_id}
+    if backend != "jax":
+        if devices is not None:
+            raise click.BadParameter("--devices shards the batched JAX env's worlds (--backend jax); --backend cpu "
+                                     "steps its worlds on the host", param_hint="--devices")
+        given = [k for k, v in flags.items() if v is not None]
+        if given:
+            raise click.BadParameter("a run over several processes trains with --backend jax", param_hint=given[0])
+        return
+    if all(v is None for v in flags.values()) and not any(
+            os.environ.get(k) for k in (ENV_COORDINATOR, ENV_NUM_PROCESSES, ENV_PROCESS_ID)):
+        return
+    from mskbench.agents.data_parallel import initialize
+
+    try:
+        initialize(coordinator, num_processes, process_id)
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from None
 
 
 def _residual_base(task, base, tuner):

@@ -10,11 +10,14 @@ only the algorithm.
 from __future__ import annotations
 
 import dataclasses
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from mskbench.agents import Algorithm, algorithm
 from mskbench.agents.base import Learner
@@ -39,7 +42,8 @@ class Trained:
 
 def train_loop(algo: str | Algorithm, env: Any, cfg: Any, *, out_dir: str | Path | None = None, resume: bool = False,
                eval_fn: Callable[[Any], dict] | None = None, eval_every: int = 10,
-               on_iteration: Callable[[dict], None] | None = None, time_limit_s: float | None = None) -> Trained:
+               on_iteration: Callable[[dict], None] | None = None, time_limit_s: float | None = None,
+               write: bool = True) -> Trained:
     """Train ``algo`` (a name of :data:`mskbench.agents.ALGORITHMS` or an :class:`~mskbench.agents.Algorithm`)
     on ``env`` with the hyper-parameters ``cfg`` until ``cfg.total_steps``; a checkpoint in ``out_dir``
     after every iteration.
@@ -50,6 +54,10 @@ def train_loop(algo: str | Algorithm, env: Any, cfg: Any, *, out_dir: str | Path
     ``out_dir/eval_log.jsonl``. ``time_limit_s``: also stop after the first iteration that ends that many
     seconds after this call began (compilation included); that row has ``"stopped": "time_limit"``, and
     ``resume`` continues from it.
+
+    ``write=False``: nothing is written to ``out_dir`` (``resume`` still reads its checkpoint) — the processes
+    of a run over several hosts other than process 0. Over several processes the time limit is process 0's
+    clock, so every process stops after the same iteration.
     """
     if time_limit_s is not None and not time_limit_s > 0:
         raise ValueError(f"time_limit_s must be > 0 seconds, got {time_limit_s}")
@@ -60,6 +68,8 @@ def train_loop(algo: str | Algorithm, env: Any, cfg: Any, *, out_dir: str | Path
     if resume and (ckpt is None or not ckpt.exists()):
         raise FileNotFoundError(f"nothing to resume: {ckpt} does not exist")
     learner = alg.learner(env, cfg, ckpt if resume else None)
+    if not write:
+        run = None
     if run is not None:
         run.write_config(dataclasses.asdict(cfg))
     deadline = None if time_limit_s is None else started + time_limit_s
@@ -67,7 +77,7 @@ def train_loop(algo: str | Algorithm, env: Any, cfg: Any, *, out_dir: str | Path
     try:
         while learner.steps < cfg.total_steps:
             row = learner.iterate(deadline)
-            out_of_time = deadline is not None and time.perf_counter() >= deadline
+            out_of_time = deadline is not None and _agreed(time.perf_counter() >= deadline)
             if out_of_time and learner.steps < cfg.total_steps:
                 row["stopped"] = "time_limit"
             last = learner.steps >= cfg.total_steps or out_of_time
@@ -86,3 +96,13 @@ def train_loop(algo: str | Algorithm, env: Any, cfg: Any, *, out_dir: str | Path
         if close is not None:
             close()
     return trained
+
+
+def _agreed(flag: bool) -> bool:
+    """``flag`` as process 0 has it, when the run spans several JAX processes (else ``flag``)."""
+    jax = sys.modules.get("jax")
+    if jax is None or jax.process_count() == 1:
+        return flag
+    from jax.experimental import multihost_utils
+
+    return bool(multihost_utils.broadcast_one_to_all(np.asarray(flag)))

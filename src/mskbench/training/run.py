@@ -169,7 +169,8 @@ def train(task: str | Task, algo: str = "ppo", *, backend: str = "cpu", impl: st
           time_limit_s: float | None = None, eval_episodes: int | None = None, eval_every_steps: int | None = None,
           eval_env: str | None = None, task_options: Mapping[str, Any] | None = None,
           on_start: Callable[[dict], None] | None = None, on_iteration: Callable[[dict], None] | None = None,
-          env_wrapper: EnvWrapper | None = None, init: str | Path | None = None, **config: Any) -> Run:
+          env_wrapper: EnvWrapper | None = None, init: str | Path | None = None, devices: int | None = None,
+          **config: Any) -> Run:
     """Train ``algo`` on ``task`` and return the :class:`Run`.
 
     Parameters
@@ -210,6 +211,13 @@ def train(task: str | Task, algo: str = "ppo", *, backend: str = "cpu", impl: st
         critic learns alone for the first ``critic_warmup`` iterations (default 2) and the normalisation
         stays the actor's (``update_norm``, default False with ``init``). Recorded, resolved to its
         checkpoint file, as the config's ``init``.
+    devices:
+        ``backend="jax"``: the devices the worlds are sharded over (data-parallel PPO,
+        :mod:`mskbench.agents.data_parallel`; default: every device JAX sees, over every process when
+        ``jax.distributed`` was started by :func:`mskbench.agents.data_parallel.initialize`). It must divide
+        ``num_envs``. Recorded as the config's ``devices`` and ``run.json``'s ``devices``; the numbers a run
+        reaches do not depend on it. Over several processes only process 0 writes the run directory and
+        evaluates; the others train.
     **config:
         The algorithm's hyper-parameters (e.g. ``num_envs``, ``num_steps``,
         ``learning_rate``, ``hidden``); an unknown name lists the valid ones.
@@ -227,8 +235,11 @@ def train(task: str | Task, algo: str = "ppo", *, backend: str = "cpu", impl: st
     eval_episodes = alg.eval_episodes if eval_episodes is None else eval_episodes
     if eval_episodes < 1:
         raise ValueError(f"eval_episodes must be >= 1, got {eval_episodes}")
+    if devices is not None and backend != "jax":
+        raise ValueError(f"devices={devices}: devices shard the batched JAX env's worlds (backend='jax'); "
+                         "backend='cpu' steps its worlds on the host")
     impl = impl or "warp"
-    require_jax("training")
+    jax, _ = require_jax("training")
     if isinstance(task, Task):
         if task_options:
             raise ValueError("give task options either in the Task or in task_options, not both")
@@ -252,6 +263,11 @@ def train(task: str | Task, algo: str = "ppo", *, backend: str = "cpu", impl: st
     elif default_total_steps(algo, name, backend) is not None:
         overrides.setdefault("total_steps", default_total_steps(algo, name, backend))
     cfg = resolve_config(algo, name, backend, overrides)
+    if backend == "jax":
+        from mskbench.agents.data_parallel import resolve_devices
+
+        cfg = dataclasses.replace(cfg, devices=resolve_devices(devices, cfg.num_envs))
+    writer = jax.process_index() == 0  # over several processes only process 0 writes and evaluates
     batch = cfg.num_envs * cfg.num_steps
     study = study_evaluation(task_obj)
     if eval_every_steps is None:
@@ -263,34 +279,39 @@ def train(task: str | Task, algo: str = "ppo", *, backend: str = "cpu", impl: st
                 "eval_every_steps": int(eval_every_steps), "checkpoint_rule": alg.checkpoint_rule,
                 "config": _jsonable(dataclasses.asdict(cfg)),
                 "mskbench_version": __version__}
+    if backend == "jax":
+        settings.update(devices=cfg.devices, processes=jax.process_count())
     if env_wrapper is not None:
         settings["env_wrapper"] = dict(env_wrapper.settings)
     out_dir = Path(out) if out is not None else None
-    if out_dir is not None:
+    if out_dir is not None and (writer or resume):
         _check_run_dir(out_dir, settings, resume)
 
-    env = make_env(task_obj, backend, cfg.num_envs, impl=impl, seed=seed,
-                   batched_options=env_wrapper.batched_env_options if env_wrapper is not None else None)
+    options = dict(env_wrapper.batched_env_options) if env_wrapper is not None else {}
+    if backend == "jax":
+        options["devices"] = cfg.devices
+    env = make_env(task_obj, backend, cfg.num_envs, impl=impl, seed=seed, batched_options=options)
     evaluation = run_evaluation(task_obj, eval_episodes, eval_env, impl,
                                 env_wrapper.eval_wrapper if env_wrapper is not None else None)
     settings["metric"] = evaluation.metric
-    if out_dir is not None:
+    if out_dir is not None and writer:
         RunDir(out_dir).write_settings(settings)
     if env_wrapper is not None:
         try:
-            env = env_wrapper(env, out_dir, resume)
+            env = env_wrapper(env, out_dir if writer else None, resume)
         except BaseException:
             if callable(getattr(env, "close", None)):
                 env.close()
             raise
     best = BestCheckpoint(out_dir, evaluation.metric, lower_is_better=evaluation.lower_is_better, resume=resume,
                           copy_to=BEST_CHECKPOINT if alg.checkpoint_rule == "best" else BEST_RETURN_CHECKPOINT) \
-        if out_dir is not None else None
+        if out_dir is not None and writer else None
     run = Run(out_dir, name, algo, backend, settings, metric=evaluation.metric)
     if on_start is not None:
-        import jax
-
-        on_start({**settings, "device": str(jax.devices()[0])})
+        shards = settings.get("devices", 1)
+        device = str(jax.devices()[0]) + (f" and {shards - 1} more device{'s' if shards > 2 else ''}"
+                                          if shards > 1 else "")
+        on_start({**settings, "device": device})
 
     def report(row: dict) -> None:
         if "eval" in row and best is not None:
@@ -300,9 +321,10 @@ def train(task: str | Task, algo: str = "ppo", *, backend: str = "cpu", impl: st
 
     started = time.perf_counter()
     try:
-        trained = train_loop(alg, env, cfg, out_dir=out_dir, resume=resume, eval_fn=evaluation.evaluate,
+        trained = train_loop(alg, env, cfg, out_dir=out_dir, resume=resume,
+                             eval_fn=evaluation.evaluate if writer else None,
                              eval_every=max(1, round(eval_every_steps / batch)), on_iteration=report,
-                             time_limit_s=time_limit_s)
+                             time_limit_s=time_limit_s, write=writer)
     finally:
         close = getattr(env, "close", None)
         if close is not None:
@@ -323,8 +345,8 @@ def _check_run_dir(out_dir: Path, settings: dict, resume: bool) -> None:
             old = run.settings()
             keys = ("task", "task_options", "algo", "backend", "impl", "env_wrapper")
             diff = [k for k in keys if old.get(k) != settings.get(k)]
-            cfg_diff = sorted(k for k, v in settings["config"].items()
-                              if k != "total_steps" and old.get("config", {}).get(k) != v)
+            cfg_diff = sorted(k for k, v in settings["config"].items()  # a run resumes on any device count
+                              if k not in ("total_steps", "devices") and old.get("config", {}).get(k) != v)
             if diff or cfg_diff:
                 raise ValueError(f"{out_dir} was trained with other settings ({', '.join(diff + cfg_diff)}); "
                                  "resume with the same settings")
