@@ -79,23 +79,27 @@ def process_index() -> int:
     return int(jax.process_index())
 
 
-def resolve_devices(devices: int | None, num_envs: int) -> int:
+def resolve_devices(devices: int | None, num_envs: int, minibatch: int | None = None) -> int:
     """The device count a run shards ``num_envs`` worlds over: ``devices``, or every device JAX sees when
-    None. It must divide ``num_envs`` and be at most the devices JAX sees (over several processes: all of
-    them); otherwise a ``ValueError`` naming the valid counts."""
+    None. It must divide ``num_envs`` (and ``minibatch``, the samples of one minibatch, which the devices
+    share equally) and be at most the devices JAX sees (over several processes: all of them); otherwise a
+    ``ValueError`` naming the valid counts."""
     jax, _ = _jax()
     seen = jax.device_count()
+    sizes = [num_envs] + ([minibatch] if minibatch is not None else [])
+    fits = lambda d: all(n % d == 0 for n in sizes)  # noqa: E731
     if jax.process_count() > 1:
-        valid = [seen] if num_envs % seen == 0 else []
+        valid = [seen] if fits(seen) else []
         where = f"{jax.process_count()} processes (all {seen} devices take part)"
     else:
-        valid = [d for d in range(1, seen + 1) if num_envs % d == 0]
+        valid = [d for d in range(1, seen + 1) if fits(d)]
         where = f"{seen} device{'s' if seen > 1 else ''} JAX sees"
     chosen = seen if devices is None else int(devices)
     if chosen not in valid:
-        choices = ", ".join(map(str, valid)) if valid else f"none: make num_envs a multiple of {seen}"
-        raise ValueError(f"devices={chosen} does not fit num_envs={num_envs} on the {where}; the count must divide "
-                         f"num_envs; valid: {choices}")
+        what = f"num_envs={num_envs}" + (f" and the minibatch of {minibatch} samples" if minibatch is not None else "")
+        choices = ", ".join(map(str, valid)) if valid else f"none: make them multiples of {seen}"
+        raise ValueError(f"devices={chosen} does not fit {what} on the {where}; the count must divide "
+                         f"{'both' if minibatch is not None else 'num_envs'}; valid: {choices}")
     return chosen
 
 

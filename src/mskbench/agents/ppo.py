@@ -130,6 +130,13 @@ def _loss_fn(cfg: PPOConfig, split: ObsSplit | None):
     return loss_fn
 
 
+def minibatch_samples(cfg: PPOConfig) -> int:
+    """Samples in each minibatch of an iteration's update (the rollout cut into equal minibatches of about
+    ``cfg.minibatch_size``; the remainder is left out)."""
+    n = cfg.num_steps * cfg.num_envs
+    return n // max(1, n // cfg.minibatch_size)
+
+
 def _epochs(cfg: PPOConfig, params, opt_state, n: int, key, grads, train_actor: bool):
     """The epochs of one iteration over ``n`` samples: each epoch a permutation of them cut into minibatches,
     one Adam step per minibatch. ``grads(params, idx, key)`` returns the gradient and the statistics of the
@@ -297,7 +304,7 @@ class PPOLearner:
             self.state = TrainState(params, adam_init(params), norm, key=key)
         self.collector: _HostCollector | _ScanCollector
         if isinstance(env, BatchedEnv):
-            self.dp = DataParallel(resolve_devices(cfg.devices, cfg.num_envs))
+            self.dp = DataParallel(resolve_devices(cfg.devices, cfg.num_envs, minibatch_samples(cfg)))
             self.state.params, self.state.opt_state = self.dp.replicate((self.state.params, self.state.opt_state))
             self.collector = _ScanCollector(env, cfg, self.split, value_fn, cfg.seed + self.state.iteration, self.dp)
             self.update = self.collector.update

@@ -167,6 +167,13 @@ def train_cmd(task, algo, out_dir, steps, backend, impl, num_envs, rollout, hidd
                        resume=resume, time_limit_s=time_limit, eval_episodes=eval_episodes,
                        eval_every_steps=eval_every_steps, eval_env=eval_env, env_wrapper=tuner or residual or prior,
                        task_options=task_options, **({"devices": devices} if devices is not None else {}), **config)
+    if run.settings.get("processes", 1) > 1:
+        from mskbench.agents.data_parallel import process_index
+
+        if process_index() != 0:
+            click.echo(f"trained {run.steps} steps{stop_note(run)} as process {process_index()}; process 0 "
+                       "writes the run directory")
+            return
     click.echo(f"trained {run.steps} steps{stop_note(run)}; checkpoints in {out_dir}")
     if tuner is not None:
         _report_agentic(run, tuner)

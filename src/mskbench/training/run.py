@@ -265,8 +265,9 @@ def train(task: str | Task, algo: str = "ppo", *, backend: str = "cpu", impl: st
     cfg = resolve_config(algo, name, backend, overrides)
     if backend == "jax":
         from mskbench.agents.data_parallel import resolve_devices
+        from mskbench.agents.ppo import minibatch_samples
 
-        cfg = dataclasses.replace(cfg, devices=resolve_devices(devices, cfg.num_envs))
+        cfg = dataclasses.replace(cfg, devices=resolve_devices(devices, cfg.num_envs, minibatch_samples(cfg)))
     writer = jax.process_index() == 0  # over several processes only process 0 writes and evaluates
     batch = cfg.num_envs * cfg.num_steps
     study = study_evaluation(task_obj)
