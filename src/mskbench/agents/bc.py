@@ -196,7 +196,7 @@ class DaggerWorlds:
 
 
 def _serve(conn, task, seeds, teacher: str, rng_seed: int) -> None:
-    """A worker process: its worlds answer ``("collect", student, beta, steps)`` until ``None``."""
+    """A worker process: its worlds answer ``("collect", student, beta, steps, gate)`` until ``None``."""
     worlds = DaggerWorlds.from_task(task, seeds, teacher, rng_seed)
     conn.send("ready")
     try:
@@ -218,8 +218,8 @@ _ONE_THREAD = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THR
 
 
 class WorldPool:
-    """The worlds split over ``workers`` processes (0 or 1 world groups in this process when ``workers``
-    is 1). ``collect`` gathers every group's steps, world order kept."""
+    """The worlds split over ``workers`` processes (0: one per CPU core; with one, they run in this
+    process). ``collect`` gathers every group's steps, world order kept."""
 
     def __init__(self, task: Any, num_envs: int, seed: int, teacher: str, workers: int):
         workers = max(1, min(num_envs, workers or os.cpu_count() or 1))
