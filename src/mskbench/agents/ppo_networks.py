@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -163,6 +164,12 @@ def policy_mean(params, obs, cfg: PPOConfig, split: ObsSplit | None, key=None, n
     return mean, kl
 
 
+def deterministic_action(params, obs, cfg: PPOConfig, split: ObsSplit | None):
+    """The deterministic action for normalised ``obs``: the mean (the encoder's mean latent), clipped to [-1, 1]."""
+    _, jnp = _jax()
+    return jnp.clip(policy_mean(params, obs, cfg, split, None)[0], -1.0, 1.0)
+
+
 _HALF_LOG_2PI = float(0.5 * np.log(2 * np.pi))  # a Python float stays weakly typed (no float64 promotion)
 
 
@@ -223,3 +230,16 @@ def adam_update(grads, state, params, lr, max_norm, b1=0.9, b2=0.999, eps=1e-8):
     m = jax.tree_util.tree_map(lambda a, p: a.astype(p.dtype), m, params)
     v = jax.tree_util.tree_map(lambda a, p: a.astype(p.dtype), v, params)
     return params, {"m": m, "v": v, "t": t}, norm
+
+
+# -- the training state -----------------------------------------------------------------------
+@dataclass
+class TrainState:
+    """What a PPO checkpoint holds: parameters, optimiser state, observation normalisation, counters, RNG key."""
+
+    params: Any
+    opt_state: Any
+    norm: RunningNorm
+    steps: int = 0
+    iteration: int = 0
+    key: Any = None
