@@ -374,8 +374,12 @@ class BCLearner:
         self._obs.append(np.asarray(obs, np.float32))
         self._labels.append(np.asarray(labels, np.float32))
         self.state.norm.update(obs)
+        self._trim()
+
+    def _trim(self) -> None:
+        """Keep the newest ``max_samples`` (whole iterations' files)."""
         total = sum(len(o) for o in self._obs)
-        while total - len(self._obs[0]) >= self.cfg.max_samples:  # keep the newest max_samples (whole files)
+        while self._obs and total - len(self._obs[0]) >= self.cfg.max_samples:
             total -= len(self._obs.pop(0))
             self._labels.pop(0)
 
@@ -387,10 +391,7 @@ class BCLearner:
             with np.load(f) as z:
                 self._obs.append(z["obs"])
                 self._labels.append(z["labels"])
-        total = sum(len(o) for o in self._obs)
-        while self._obs and total - len(self._obs[0]) >= self.cfg.max_samples:
-            total -= len(self._obs.pop(0))
-            self._labels.pop(0)
+        self._trim()
 
     @property
     def samples(self) -> int:
