@@ -78,6 +78,18 @@ def test_dagger_mixture_and_restarts():
     assert 0.4 < mixed["teacher_acted"].mean() < 0.6
 
 
+def test_horizon_restarts_a_world_without_counting_an_episode():
+    env, teacher = ToyEnv(), ToyTeacher()
+    worlds = bc.DaggerWorlds([env], [teacher], [1], rng_seed=0, horizon=3)
+    data = worlds.collect(None, beta=1.0, steps=7)
+    x = data["obs"][:, 0]
+    # Steps 0-2 follow the teacher (halving), step 3 is a fresh start, not half of step 2.
+    np.testing.assert_allclose(x[1:3], 0.5 * x[:2], rtol=1e-5)
+    assert abs(x[3] - 0.5 * x[2]) > 1e-3
+    np.testing.assert_allclose(x[4:6], 0.5 * x[3:5], rtol=1e-5)
+    assert data["finished"] == []  # cut at 3 steps, before the task's 5: no episode ended
+
+
 def test_the_gate_hands_over_to_the_teacher_where_the_student_strays():
     env, teacher = ToyEnv(), ToyTeacher()
     worlds = bc.DaggerWorlds([env], [teacher], [3], rng_seed=0)

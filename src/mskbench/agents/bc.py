@@ -13,7 +13,8 @@ reads the simulator of the world it labels. The student is the network PPO train
    difference), the teacher acts instead (a gate on the student, as HG-DAgger's expert takes over): the
    worlds stay near the states the teacher keeps them in, and the student's own states are labelled
    as far as it strays before the gate. Episodes run on across iterations and restart as the training
-   env restarts them; the teacher is reset with its world.
+   env restarts them, or after ``horizon`` control steps (a restart for the data's sake, not an end the
+   task declares: the episode is not counted among the finished); the teacher is reset with its world.
 2. **aggregate**: the observations and labels join the data set of every earlier iteration
    (DAgger's aggregation; ``demos``, a file of ``mskbench record``, can seed it).
 3. **fit**: ``updates`` Adam steps on minibatches drawn uniformly from the whole data set, the loss
@@ -38,7 +39,7 @@ import json
 import os
 import time
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -75,6 +76,10 @@ class BCConfig:
     #: Measured on Stand (docs/distillation.md): without it the student's falls filled the data set with
     #: the teacher's labels of falling states (label variance 0.55 against 0.03 standing).
     gate: float | None = 0.03
+    #: A world restarts after this many control steps of an episode (None: when the task ends it). Measured
+    #: on Stand (docs/distillation.md): the student's falls came in the first 400 steps, which a
+    #: 1,000-step episode gives a tenth of the data per 100 steps; restarting sooner sees more starts.
+    horizon: int | None = None
     teacher: str = "expert"
     demos: str | None = None
     max_samples: int = 400_000  # the data set keeps the newest this many
@@ -88,6 +93,8 @@ class BCConfig:
         for name in ("beta0", "beta_decay"):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise ValueError(f"{name} must be in [0, 1], got {getattr(self, name)}")
+        if self.horizon is not None and self.horizon < 1:
+            raise ValueError(f"horizon must be >= 1 (or None), got {self.horizon}")
         if self.gate is not None and not self.gate > 0:
             raise ValueError(f"gate must be > 0 (or None), got {self.gate}")
         if self.workers < 0:
@@ -124,14 +131,16 @@ class DaggerWorlds:
     ``envs``: Gymnasium-style environments (``reset(seed=)``, ``step``; the step's ``info`` holds
     ``step``, ``success`` and ``termination`` as :class:`~mskbench.envs.MSKEnv`'s does); ``teachers``:
     one policy per world (``reset()``, ``act(obs)``; it may read its world's simulator). World ``i`` is
-    first reset with ``seeds[i]``; later resets continue its stream. :meth:`from_task` builds CPU worlds
-    of a task with built-in teachers.
+    first reset with ``seeds[i]``; later resets continue its stream; ``horizon``: a world also restarts
+    after this many steps of its episode (not counted among the finished episodes). :meth:`from_task`
+    builds CPU worlds of a task with built-in teachers.
     """
 
-    def __init__(self, envs: list[Any], teachers: list[Any], seeds: list[int], rng_seed: int):
+    def __init__(self, envs: list[Any], teachers: list[Any], seeds: list[int], rng_seed: int,
+                 horizon: int | None = None):
         if not len(envs) == len(teachers) == len(seeds):
             raise ValueError("one teacher and one seed per world")
-        self.envs, self.teachers = envs, teachers
+        self.envs, self.teachers, self.horizon = envs, teachers, horizon
         self.obs = [env.reset(seed=int(s))[0] for env, s in zip(self.envs, seeds)]
         for t in self.teachers:
             t.reset()
@@ -139,13 +148,14 @@ class DaggerWorlds:
         self.rng = np.random.default_rng(rng_seed)
 
     @classmethod
-    def from_task(cls, task: Any, seeds: list[int], teacher: str, rng_seed: int) -> "DaggerWorlds":
+    def from_task(cls, task: Any, seeds: list[int], teacher: str, rng_seed: int,
+                  horizon: int | None = None) -> "DaggerWorlds":
         """CPU worlds of ``task`` (each its own copy), each with the built-in controller ``teacher``."""
         from mskbench.control.registry import make_controller
         from mskbench.envs.cpu_env import MSKEnv
 
         envs = [MSKEnv(copy.deepcopy(task)) for _ in seeds]
-        return cls(envs, [make_controller(teacher, env) for env in envs], seeds, rng_seed)
+        return cls(envs, [make_controller(teacher, env) for env in envs], seeds, rng_seed, horizon)
 
     def collect(self, student: dict | None, beta: float, steps: int, gate: float | None = None) -> dict[str, Any]:
         """``steps`` steps of every world; ``student``: ``{"params", "mean", "std", "clip"}`` or None
@@ -179,9 +189,11 @@ class DaggerWorlds:
                 nxt, r, term, trunc, info = env.step(action)
                 rewards[t, i] = r
                 self.returns[i] += r
-                if term or trunc:
-                    finished.append({"return": float(self.returns[i]), "length": int(info["step"]),
-                                     "success": bool(info["success"]), "termination": info["termination"]})
+                cut = self.horizon is not None and int(info["step"]) >= self.horizon
+                if term or trunc or cut:
+                    if term or trunc:
+                        finished.append({"return": float(self.returns[i]), "length": int(info["step"]),
+                                         "success": bool(info["success"]), "termination": info["termination"]})
                     self.returns[i] = 0.0
                     nxt = env.reset()[0]
                     self.teachers[i].reset()
@@ -195,9 +207,9 @@ class DaggerWorlds:
             env.close()
 
 
-def _serve(conn, task, seeds, teacher: str, rng_seed: int) -> None:
+def _serve(conn, task, seeds, teacher: str, rng_seed: int, horizon: int | None) -> None:
     """A worker process: its worlds answer ``("collect", student, beta, steps, gate)`` until ``None``."""
-    worlds = DaggerWorlds.from_task(task, seeds, teacher, rng_seed)
+    worlds = DaggerWorlds.from_task(task, seeds, teacher, rng_seed, horizon)
     conn.send("ready")
     try:
         while True:
@@ -221,7 +233,8 @@ class WorldPool:
     """The worlds split over ``workers`` processes (0: one per CPU core; with one, they run in this
     process). ``collect`` gathers every group's steps, world order kept."""
 
-    def __init__(self, task: Any, num_envs: int, seed: int, teacher: str, workers: int):
+    def __init__(self, task: Any, num_envs: int, seed: int, teacher: str, workers: int,
+                 horizon: int | None = None):
         workers = max(1, min(num_envs, workers or os.cpu_count() or 1))
         groups = [list(g) for g in np.array_split(np.arange(num_envs), workers)]
         self.workers = workers
@@ -229,7 +242,7 @@ class WorldPool:
         self.conns: list[Any] = []
         self.procs: list[Any] = []
         if workers == 1:
-            self.local = DaggerWorlds.from_task(task, [seed + int(i) for i in groups[0]], teacher, seed)
+            self.local = DaggerWorlds.from_task(task, [seed + int(i) for i in groups[0]], teacher, seed, horizon)
             return
         import multiprocessing as mp
 
@@ -240,7 +253,7 @@ class WorldPool:
             for w, g in enumerate(groups):
                 parent, child = ctx.Pipe()
                 p = ctx.Process(target=_serve, args=(child, task, [seed + int(i) for i in g], teacher,
-                                                     seed + 7919 * w), daemon=True)
+                                                     seed + 7919 * w, horizon), daemon=True)
                 p.start()
                 child.close()
                 self.conns.append(parent)
@@ -359,7 +372,7 @@ class BCLearner:
                 self._new = (obs, labels)
         self.rng = np.random.default_rng(cfg.seed + 1_000_003 * self.state.iteration)
         self.pool = WorldPool(task, cfg.num_envs, cfg.seed + 1_000_003 * self.state.iteration, cfg.teacher,
-                              cfg.workers)
+                              cfg.workers, cfg.horizon)
 
     @property
     def steps(self) -> int:
@@ -505,7 +518,8 @@ def load_checkpoint(path: str | Path, expect_config: BCConfig, expect_layout: Ma
             raise ValueError(f"{path} holds only a policy: it can be evaluated, not resumed")
         old = json.loads(str(z["bc_config"]))
         new = json.loads(json.dumps(asdict(expect_config)))
-        diff = sorted(k for k in new if k != "total_steps" and old.get(k) != new[k])
+        defaults = json.loads(json.dumps({f.name: f.default for f in fields(BCConfig)}))  # keys newer than the run
+        diff = sorted(k for k in new if k != "total_steps" and old.get(k, defaults[k]) != new[k])
         if diff:
             raise ValueError(f"{path} was trained with a different config ({diff}); resume with the same settings")
         size = list(expect_layout.values())[-1].stop
