@@ -7,11 +7,14 @@ GPU machine the counts run over its GPUs (``--platform gpu``; counts above the G
 
 The environment is :class:`ToyReach`, a pure-JAX batched env (a point in the plane steered to a target
 drawn per world), so the measurement is the learner's rollout, update and collectives, not a physics engine.
-``--task`` instead trains on a real task's batched env (``--impl``, default ``cpu``).
+``--task`` instead trains on a real task's batched env (``--impl``, default ``cpu``). ``--eval`` times the
+batched evaluation instead (:func:`mskbench.eval.batched.run_units_batched`, the passive policy on ``--task``,
+default Stand, cut to ``--horizon`` steps): ``--iterations`` batches of ``--num-envs`` units.
 
 Usage::
 
     python benchmarks/multi_device.py                       # 1, 2, 4 forced CPU devices
+    python benchmarks/multi_device.py --eval --num-envs 16 --iterations 3
     python benchmarks/multi_device.py --devices 1 2 --num-envs 64 --iterations 3 --json out.json
     python benchmarks/multi_device.py --platform gpu --devices 1 --num-envs 4096
 """
@@ -147,8 +150,32 @@ def train_task(task: str, impl: str, devices: int, num_envs: int, iterations: in
     return {"steps_per_s": num_envs * learner.cfg.num_steps * len(timed) / sum(timed)}
 
 
+def eval_task(task: str, impl: str, devices: int, num_envs: int, iterations: int, horizon: int) -> dict:
+    """The batched evaluation of the passive policy: ``iterations`` batches of ``num_envs`` units of ``task`` cut
+    to ``horizon`` steps. Steps per second: the episode steps of the batches after the first (which compiles)
+    over their wall time (a record's ``wall_time_s`` is its batch's wall time over its units)."""
+    import tempfile
+
+    from mskbench.eval.batched import run_units_batched
+    from mskbench.eval.protocol import Unit
+    from mskbench.eval.store import ResultsStore
+    from mskbench.tasks import make_task
+
+    t = make_task(task)
+    t.horizon = horizon
+    units = [Unit("passive", t.name, "none", 0.0, seed) for seed in range(num_envs * iterations)]
+    with tempfile.TemporaryDirectory() as tmp, ResultsStore(Path(tmp) / "results.db") as store:
+        run_units_batched(units, "passive", store, impl=impl, batch_size=num_envs, tasks={t.name: t},
+                          devices=devices)
+        records = store.records()
+    timed = [r for r in records if r["seed"] >= num_envs] or records
+    return {"steps_per_s": sum(r["length"] for r in timed) / sum(r["wall_time_s"] for r in timed)}
+
+
 def _child(args) -> None:
-    if args.task:
+    if args.eval:
+        out = eval_task(args.task or "Stand", args.impl, args.child, args.num_envs, args.iterations, args.horizon)
+    elif args.task:
         out = train_task(args.task, args.impl, args.child, args.num_envs, args.iterations)
     else:
         out = train_toy(args.child, args.num_envs, args.iterations)
@@ -162,7 +189,8 @@ def measure(devices: int, args) -> dict:
     if args.platform == "cpu":
         env.update(JAX_PLATFORMS="cpu", XLA_FLAGS=f"--xla_force_host_platform_device_count={devices}")
     cmd = [sys.executable, __file__, "--child", str(devices), "--num-envs", str(args.num_envs),
-           "--iterations", str(args.iterations), "--impl", args.impl] + (["--task", args.task] if args.task else [])
+           "--iterations", str(args.iterations), "--impl", args.impl, "--horizon", str(args.horizon)]
+    cmd += (["--task", args.task] if args.task else []) + (["--eval"] if args.eval else [])
     done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=args.timeout)
     if done.returncode != 0:
         raise RuntimeError(f"{devices} devices failed:\n{done.stderr[-2000:]}")
@@ -177,6 +205,9 @@ def main(argv=None) -> None:
     parser.add_argument("--platform", choices=["cpu", "gpu"], default="cpu")
     parser.add_argument("--task", default=None, help="a task id: train on its batched env instead of ToyReach")
     parser.add_argument("--impl", choices=["cpu", "warp", "jax"], default="cpu")
+    parser.add_argument("--eval", action="store_true",
+                        help="time the batched evaluation (passive policy on --task, default Stand) instead")
+    parser.add_argument("--horizon", type=int, default=20, help="--eval: the task's episodes cut to this many steps")
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds per device count")
     parser.add_argument("--json", type=Path, default=None, help="also write the rows here")
     parser.add_argument("--child", type=int, default=None, help=argparse.SUPPRESS)
@@ -197,7 +228,8 @@ def main(argv=None) -> None:
             continue
         rows.append({"devices": d, "num_envs": args.num_envs, "steps_per_s": r["steps_per_s"]})
     base = rows[0]["steps_per_s"] if rows else None
-    env = args.task or "ToyReach"
+    env = f"evaluation of passive on {args.task or 'Stand'} ({args.horizon} steps)" if args.eval \
+        else args.task or "ToyReach"
     print(f"{env}, {args.num_envs} worlds, {args.platform} ({os.cpu_count()} cores)")
     print(f"{'devices':>8} {'steps/s':>12} {'vs first':>9}")
     for r in rows:

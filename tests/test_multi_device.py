@@ -1,6 +1,7 @@
 """Data-parallel batched PPO (mskbench.agents.data_parallel): the same numbers on 1, 2 and 4 devices, the
 update on one device equal to the one-device update, the bank of starts shared across devices, --devices,
-and a run over two jax.distributed processes written once.
+and a run over two jax.distributed processes written once. The batched evaluation (mskbench.eval.batched):
+the same records on 1, 2 and 4 devices, and its --devices.
 
 JAX fixes its device list when it starts, so the checks on several (forced CPU host) devices run in a
 subprocess started with ``XLA_FLAGS=--xla_force_host_platform_device_count=N``.
@@ -27,6 +28,10 @@ BENCHMARK = ROOT / "benchmarks" / "multi_device.py"
 #: the one-device update up to the order of float sums (gradients and statistics summed per device, then
 #: across devices); measured: 2.4e-7 after 3 iterations of the tiny config.
 TOLERANCE = 1e-5
+#: Relative tolerance of a batched evaluation record's return and metrics between device counts. A unit's
+#: record depends on its seed's keys, not on its device, up to float32 round-off where another batch shape
+#: vectorises the task code differently; measured: at most 4.8e-9 (random policy, 4 devices), 0 for passive.
+EVAL_RTOL = 1e-6
 
 
 def _python(code: str, devices: int, timeout: float = 300, extra_env: dict | None = None) -> str:
@@ -176,10 +181,114 @@ def test_the_bank_of_starts_is_shared_across_devices():
     assert one["rows"][0]["mean_reward"] == pytest.approx(two["rows"][0]["mean_reward"], rel=1e-6)
 
 
+_EVAL_RUNS = """
+    import json, tempfile
+    from pathlib import Path
+    from mskbench.eval import batched
+    from mskbench.eval.protocol import Unit
+    from mskbench.eval.store import ResultsStore
+    from mskbench.tasks import make_task
+
+    placed = []
+    call = batched._Runner.__call__
+
+    def spy(self, *args):  # where each scan block's traces lie: devices, worlds per device
+        out = call(self, *args)
+        reward = out[2]["reward"]
+        placed.append((len(reward.sharding.device_set), reward.addressable_shards[0].data.shape[1]))
+        return out
+
+    batched._Runner.__call__ = spy
+    scales = [("none", 0.0), ("action", 0.5), ("observation", 0.3), ("dynamics", 0.3), ("action", 1.0),
+              ("dynamics", 0.1)]
+    result, where = {}, {}
+    for policy, counts in (("passive", (1, 2, 4)), ("random", (1, 4))):
+        units = [Unit(policy, "Stand", kind, scale, seed) for seed, (kind, scale) in enumerate(scales)]
+        for d in counts:
+            task = make_task("Stand")
+            task.horizon = 25
+            placed.clear()
+            with ResultsStore(Path(tempfile.mkdtemp()) / "r.db") as store:
+                counts_ = batched.run_units_batched(units, policy, store, impl="cpu", batch_size=3,
+                                                    tasks={"Stand": task}, devices=d)
+                assert counts_["written"] == 6, counts_
+                result[f"{policy}/{d}"] = {r["seed"]: {k: v for k, v in r.items()
+                                                       if k not in ("wall_time_s", "created_at")}
+                                           for r in store.records()}
+            where[f"{policy}/{d}"] = sorted(set(placed))
+    print(json.dumps({"records": result, "where": where}))
+"""
+
+
+@pytest.mark.slow
+def test_the_batched_evaluation_gives_the_same_records_on_one_two_and_four_devices():
+    """Six units of a 25-step Stand (MuJoCo C behind JAX), batches of 3 worlds: passive on 1, 2 and 4 devices,
+    random on 1 and 4. On 2 and 4 devices the batch is padded to 4 worlds, split 2 + 2 or 1 + 1 + 1 + 1, so a
+    unit runs on another device and beside other units than on one device; its record is the same: success,
+    termination and length equal, return and metrics within EVAL_RTOL. Action noise (passive, random) and the
+    random policy's actions are drawn from the unit's keys, so a device given another world's keys fails it."""
+    out = json.loads(_python(_EVAL_RUNS, devices=4).strip().splitlines()[-1])
+    records, where = out["records"], out["where"]
+    assert where == {"passive/1": [[1, 3]], "passive/2": [[2, 2]], "passive/4": [[4, 1]], "random/1": [[1, 3]],
+                     "random/4": [[4, 1]]}
+    passive = records["passive/1"]
+    # passive falls (tilted) before step 25 unless action noise holds it up: the records tell units apart
+    assert {(r["length"], r["termination"]) for r in passive.values()} == {(25, "time_limit"), (20, "tilted"),
+                                                                           (23, "tilted")}
+    assert len({round(r["episode_return"], 3) for r in records["random/1"].values()}) == 6
+    for run, got in records.items():
+        want = records[run.split("/")[0] + "/1"]
+        assert set(got) == set(want) == {str(s) for s in range(6)}
+        for seed, r in got.items():
+            w = want[seed]
+            assert set(r) == set(w)
+            for k in r:
+                if k in ("episode_return", "activation_cost", "smoothness"):
+                    assert r[k] == pytest.approx(w[k], rel=EVAL_RTOL), (run, seed, k)
+                elif k == "recruitment":
+                    assert r[k] == pytest.approx(w[k], rel=EVAL_RTOL, abs=1e-12), (run, seed, k)
+                else:
+                    assert r[k] == w[k], (run, seed, k)
+
+
+def test_the_evaluation_devices_flag_is_checked_and_passed_on(tmp_path, monkeypatch):
+    """``mskbench eval|sweep --devices``: refused without --backend jax and beyond the devices JAX sees (here 1),
+    before the store is created; otherwise handed to the batched evaluation."""
+    from click.testing import CliRunner
+
+    from mskbench.cli import main
+    from mskbench.eval import batched
+
+    store = tmp_path / "r.db"
+    for cmd in ("eval", "sweep"):
+        base = [cmd, "--task", "Stand", "--episodes", "1", "--store", str(store)]
+        result = CliRunner().invoke(main, [*base, "--devices", "2"])
+        assert result.exit_code == 2 and "--devices splits the batched evaluation's worlds over devices " \
+            "(--backend jax)" in result.output, result.output
+        result = CliRunner().invoke(main, [*base, "--backend", "jax", "--impl", "cpu", "--devices", "3"])
+        assert result.exit_code == 2 and "devices=3 does not fit the 1 device JAX sees; valid: 1" in result.output
+        assert not store.exists()
+    seen = []
+
+    def fake(units, spec, store, **kw):
+        seen.append(kw["devices"])
+        return {"planned": len(units), "skipped": 0, "written": 0}
+
+    monkeypatch.setattr(batched, "run_units_batched", fake)
+    for extra in ([], ["--devices", "1"]):
+        result = CliRunner().invoke(main, ["eval", "--task", "Stand", "--episodes", "1", "--store", str(store),
+                                           "--backend", "jax", "--impl", "cpu", *extra])
+        assert result.exit_code == 0, result.output
+    assert seen == [None, 1]
+
+
 def test_a_device_count_that_does_not_fit_is_refused_naming_the_valid_ones():
     from mskbench.agents.data_parallel import resolve_devices, state_specs
 
     assert resolve_devices(None, 8) == 1
+    assert resolve_devices(None, None) == 1
+    with pytest.raises(ValueError, match=r"^devices=2 does not fit the 1 device JAX sees; valid: 1$"):
+        resolve_devices(2, None)
     with pytest.raises(ValueError, match=r"devices=2 does not fit num_envs=8 on the 1 device JAX sees.*valid: 1$"):
         resolve_devices(2, 8)
     with pytest.raises(ValueError, match=r"num_envs=8 and the minibatch of 6 samples .* must divide both; valid: 1$"):

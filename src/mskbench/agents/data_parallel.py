@@ -79,14 +79,15 @@ def process_index() -> int:
     return int(jax.process_index())
 
 
-def resolve_devices(devices: int | None, num_envs: int, minibatch: int | None = None) -> int:
+def resolve_devices(devices: int | None, num_envs: int | None, minibatch: int | None = None) -> int:
     """The device count a run shards ``num_envs`` worlds over: ``devices``, or every device JAX sees when
     None. It must divide ``num_envs`` (and ``minibatch``, the samples of one minibatch, which the devices
     share equally) and be at most the devices JAX sees (over several processes: all of them); otherwise a
-    ``ValueError`` naming the valid counts."""
+    ``ValueError`` naming the valid counts. ``num_envs=None``: the caller pads its batch to a multiple of
+    the count, so any count from 1 to the devices JAX sees fits."""
     jax, _ = _jax()
     seen = jax.device_count()
-    sizes = [num_envs] + ([minibatch] if minibatch is not None else [])
+    sizes = ([num_envs] if num_envs is not None else []) + ([minibatch] if minibatch is not None else [])
     fits = lambda d: all(n % d == 0 for n in sizes)  # noqa: E731
     if jax.process_count() > 1:
         valid = [seen] if fits(seen) else []
@@ -96,8 +97,10 @@ def resolve_devices(devices: int | None, num_envs: int, minibatch: int | None = 
         where = f"{seen} device{'s' if seen > 1 else ''} JAX sees"
     chosen = seen if devices is None else int(devices)
     if chosen not in valid:
-        what = f"num_envs={num_envs}" + (f" and the minibatch of {minibatch} samples" if minibatch is not None else "")
         choices = ", ".join(map(str, valid)) if valid else f"none: make them multiples of {seen}"
+        if not sizes:
+            raise ValueError(f"devices={chosen} does not fit the {where}; valid: {choices}")
+        what = f"num_envs={num_envs}" + (f" and the minibatch of {minibatch} samples" if minibatch is not None else "")
         raise ValueError(f"devices={chosen} does not fit {what} on the {where}; the count must divide "
                          f"{'both' if minibatch is not None else 'num_envs'}; valid: {choices}")
     return chosen
@@ -175,10 +178,11 @@ class DataParallel:
         return jax.tree_util.tree_map(lambda spec, sub: local(sub) if spec == () else sub, specs, tree,
                                       is_leaf=_is_spec)
 
-    def shard_map(self, f, in_specs, out_specs):
-        """``f`` jitted as a ``shard_map`` program over the mesh. Replication of the outputs given a ``P()``
-        spec is not checked by JAX (``check_vma=False``): the callers compute those from replicated inputs
-        and cross-device reductions only."""
+    def shard_map(self, f, in_specs, out_specs, donate_argnums: tuple[int, ...] = ()):
+        """``f`` jitted as a ``shard_map`` program over the mesh (the arguments at ``donate_argnums``
+        donated to it). Replication of the outputs given a ``P()`` spec is not checked by JAX
+        (``check_vma=False``): the callers compute those from replicated inputs and cross-device reductions
+        only."""
         jax, _ = _jax()
         if hasattr(jax, "shard_map"):
             mapped = jax.shard_map(f, mesh=self.mesh, in_specs=in_specs, out_specs=out_specs, check_vma=False)
@@ -186,7 +190,7 @@ class DataParallel:
             from jax.experimental.shard_map import shard_map
 
             mapped = shard_map(f, mesh=self.mesh, in_specs=in_specs, out_specs=out_specs, check_rep=False)
-        return jax.jit(mapped)
+        return jax.jit(mapped, donate_argnums=donate_argnums)
 
 
 def _is_spec(x) -> bool:

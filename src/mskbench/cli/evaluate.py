@@ -41,6 +41,9 @@ def _protocol_options(f):
                           "(MuJoCo C behind the JAX interface)."),
         click.option("--batch-size", type=click.IntRange(min=1), default=1024, show_default=True,
                      help="Worlds per batch with --backend jax."),
+        click.option("--devices", type=click.IntRange(min=1), default=None,
+                     help="--backend jax: devices each batch's worlds are split over, the first N JAX sees "
+                          "(default: all); the batch is padded to a multiple of N."),
         store_option,
     ]
     for opt in reversed(opts):
@@ -72,10 +75,10 @@ def _select_tasks(task: str, family: str | None) -> list[str]:
 
 def _run_protocol(units, policy_spec: str, store_path: Path, executor: str, workers: int,
                   address: str | None, emg_reference: str | None = None, backend: str = "cpu",
-                  impl: str = "warp", batch_size: int = 1024) -> dict:
+                  impl: str = "warp", batch_size: int = 1024, devices: int | None = None) -> dict:
     from collections import Counter
 
-    from mskbench.eval.backends import check_backend, check_backend_policy, run_on_backend, unit_records
+    from mskbench.eval.backends import check_backend, check_backend_policy, check_devices, run_on_backend, unit_records
     from mskbench.eval.executors import JobSpec
     from mskbench.eval.store import ResultsStore, StoreError
 
@@ -84,6 +87,10 @@ def _run_protocol(units, policy_spec: str, store_path: Path, executor: str, work
         check_backend_policy(policy_spec, backend)
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--policy") from None
+    try:
+        check_devices(backend, devices)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--devices") from None
     try:
         check_backend(backend, executor)
         store = ResultsStore(store_path)
@@ -102,7 +109,7 @@ def _run_protocol(units, policy_spec: str, store_path: Path, executor: str, work
         try:
             counts = run_on_backend(store, units, JobSpec(policy_spec, emg_reference), backend=backend,
                                     executor=executor, workers=workers, address=address, impl=impl,
-                                    batch_size=batch_size, on_record=on_record)
+                                    batch_size=batch_size, devices=devices, on_record=on_record)
         except (RuntimeError, MemoryError) as exc:  # no JAX / MJX / Warp, or a batch too large
             if backend != "jax":
                 raise
@@ -118,7 +125,7 @@ def _run_protocol(units, policy_spec: str, store_path: Path, executor: str, work
               help="101-point EMG envelope CSV (gait_cycle_pct + one column per muscle) for gait tasks.")
 @click.option("--json", "as_json", is_flag=True, help="Print the per-task summary as JSON.")
 def eval_cmd(task, family, policy_spec, method, episodes, seed, workers, executor, address, backend, impl,
-             batch_size, store_path, emg_reference, as_json):
+             batch_size, devices, store_path, emg_reference, as_json):
     """Evaluate a policy with the shared protocol (train environment, Table XII success).
 
     Every episode record goes into the results store; units already stored are
@@ -137,7 +144,7 @@ def eval_cmd(task, family, policy_spec, method, episodes, seed, workers, executo
     names = _select_tasks(task, family)
     units = eval_units(method or policy_spec, names, seed, episodes)
     out = _run_protocol(units, policy_spec, store_path, executor, workers, address, emg_reference,
-                        backend=backend, impl=impl, batch_size=batch_size)
+                        backend=backend, impl=impl, batch_size=batch_size, devices=devices)
     if emg_reference is not None:
         stale = sum(1 for r in out["records"] if (r.get("emg") or {}).get("absent") == "no EMG reference given")
         if stale:  # units are written once: earlier records keep what they were written with
@@ -166,7 +173,7 @@ def eval_cmd(task, family, policy_spec, method, episodes, seed, workers, executo
               help="Comma-separated perturbation types.")
 @click.option("--json", "as_json", is_flag=True, help="Print robustness scores as JSON.")
 def sweep_cmd(task, family, policy_spec, method, episodes, seed, workers, executor, address, backend, impl,
-              batch_size, store_path, types, as_json):
+              batch_size, devices, store_path, types, as_json):
     """Robustness sweeps: success vs action / observation / dynamics perturbation scale.
 
     Scores each task and type by the normalised area under success vs scale
@@ -183,7 +190,7 @@ def sweep_cmd(task, family, policy_spec, method, episodes, seed, workers, execut
     names = _select_tasks(task, family)
     units = sweep_units(method or policy_spec, names, seed, episodes, kinds)
     out = _run_protocol(units, policy_spec, store_path, executor, workers, address, backend=backend, impl=impl,
-                        batch_size=batch_size)
+                        batch_size=batch_size, devices=devices)
     summary = summarize_sweep(out["records"])
     if as_json:
         click.echo(json.dumps(summary, indent=2))

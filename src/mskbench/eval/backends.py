@@ -1,7 +1,8 @@
 """Where the protocol's episodes run: the CPU executors (:mod:`mskbench.eval.executors`) or batched
 on the JAX env (:mod:`mskbench.eval.batched`), behind one call for ``mskbench eval`` and ``sweep``.
 
-:func:`check_backend_policy` says before any store is opened whether a backend can run a policy;
+:func:`check_backend_policy` says before any store is opened whether a backend can run a policy, and
+:func:`check_devices` whether a device count fits;
 :func:`run_on_backend` runs the units the store lacks on the chosen backend and writes their
 records; :func:`unit_records` reads back the stored records of exactly those units.
 """
@@ -35,17 +36,32 @@ def check_backend(backend: str, executor: str) -> None:
         check_executor(executor)
 
 
+def check_devices(backend: str, devices: int | None) -> None:
+    """Raise ValueError when ``devices`` is given for the CPU backend, or is not a count of devices JAX sees
+    (1 up to all of them; the batched evaluation pads each batch to a multiple of it)."""
+    if devices is None:
+        return
+    if backend != "jax":
+        raise ValueError("--devices splits the batched evaluation's worlds over devices (--backend jax); "
+                         "--backend cpu runs its episodes on the host")
+    from mskbench.agents.data_parallel import resolve_devices
+
+    resolve_devices(devices, None)
+
+
 def run_on_backend(store: ResultsStore, units: list[Unit], spec: JobSpec, *, backend: str = "cpu",
                    executor: str = "local", workers: int = 1, address: str | None = None, impl: str = "warp",
-                   batch_size: int = 1024, on_record: Callable[[dict], None] | None = None) -> dict:
+                   batch_size: int = 1024, devices: int | None = None,
+                   on_record: Callable[[dict], None] | None = None) -> dict:
     """Run the units ``store`` lacks on ``backend`` and write each record as it arrives (``on_record``
-    sees each). ``executor``, ``workers`` and ``address`` apply to the CPU backend, ``impl`` and
-    ``batch_size`` to the JAX one. Returns the counts of the backend's runner."""
+    sees each). ``executor``, ``workers`` and ``address`` apply to the CPU backend, ``impl``,
+    ``batch_size`` and ``devices`` to the JAX one. Returns the counts of the backend's runner."""
     check_backend(backend, executor)
     if backend == "jax":
         from mskbench.eval.batched import run_units_batched
 
-        return run_units_batched(units, spec, store, impl=impl, batch_size=batch_size, progress=on_record)
+        return run_units_batched(units, spec, store, impl=impl, batch_size=batch_size, progress=on_record,
+                                 devices=devices)
     return run_units(store, units, spec, executor=executor, workers=workers, address=address,
                      on_record=on_record)
 

@@ -17,6 +17,16 @@ until every world is done. The per-step traces then come to the host and
 :func:`mskbench.eval.episodes.episode_record` — the function the CPU episode
 loop uses — turns each world's trace, cut at its length, into its record.
 
+Over several devices (``devices``, default every device JAX sees) a batch's
+worlds are split into equal contiguous shards, one per device of a one-axis
+mesh (:class:`mskbench.agents.data_parallel.DataParallel`): the batch size is
+rounded up to a multiple of the device count (the last chunk padded as
+above), the batch is started on the first device and laid out on the mesh,
+and each scan block is a ``shard_map`` program in which every device steps its
+shard with those worlds' keys and noise scales. The traces come to the host
+in world order, so a unit's record does not depend on the device its world
+ran on.
+
 Policies: the built-ins (``zero``, ``passive``, ``random``) and PPO
 checkpoints (``.npz`` or a run directory; the deterministic network with the
 checkpoint's observation normalisation, evaluated inside the jitted scan with
@@ -36,9 +46,9 @@ What matches the CPU executor and what does not:
   keys derived from the unit's seed (``PRNGKey(seed)`` split into an
   environment key and a policy key), not from the CPU executor's NumPy
   streams: the records are equally valid samples of the protocol and
-  reproducible (a unit's record depends on its key, not on its batch, up to
-  float32 round-off: XLA may vectorise the task code differently for another
-  batch shape), but not the CPU executor's numbers;
+  reproducible (a unit's record depends on its key, not on its batch or the
+  device count, up to float32 round-off: XLA may vectorise the task code
+  differently for another batch shape), but not the CPU executor's numbers;
 * ``impl="warp"`` (MuJoCo Warp) and ``"jax"`` (MJX) integrate in float32, so
   episodes diverge from MuJoCo C's over time as any two simulators do (on
   Walk, observations agree to 8e-4 relative after a few steps on
@@ -189,29 +199,60 @@ def unit_keys(seeds) -> tuple[np.ndarray, np.ndarray]:
 
 
 # -- the rollout ----------------------------------------------------------------------------
-def _runner(env, act: Callable, steps: int):
-    """A jitted block of ``steps`` control steps of every world with the policy inside."""
-    jax, _ = _jax()
+class _Runner:
+    """Jitted blocks of ``steps`` control steps of every world with the policy inside, one ``shard_map``
+    program over the devices of ``dp`` (:mod:`mskbench.agents.data_parallel`): each device steps its
+    contiguous shard of the worlds with their policy keys and observation-noise scales; the parameters are
+    replicated; the traces (steps, worlds, ...) stay sharded on their world axis until the host reads them."""
 
-    heel = heel_index(env.handles)
+    def __init__(self, env, act: Callable, steps: int, dp):
+        self.env, self.act, self.steps, self.dp = env, act, steps, dp
+        self._run: Callable | None = None  # built for the first batch's state
 
-    def run(state, pkeys, params, obs_std):
-        def body(carry, _):
-            state, pkeys = carry
-            actions, pkeys = act(params, state.obs, pkeys, obs_std)
-            state, out = env.step(state, actions, auto_reset=False, record=True)
-            rec = out.record
-            trace = {"reward": out.reward, "success": out.success, "termination": out.termination,
-                     "solved_native": out.solved_native,
-                     "activation": rec["activation"], "qvel": rec["qvel_joints"],
-                     "heel": rec["touch"][:, heel] if heel is not None else jax.numpy.zeros_like(out.reward)}
-            return (state, pkeys), trace
+    def _build(self, specs) -> Callable:
+        jax, _ = _jax()
+        from jax.sharding import PartitionSpec as P
 
-        (state, pkeys), traces = jax.lax.scan(body, (state, pkeys), None, length=steps)
-        return state, pkeys, traces
+        from mskbench.envs.protocols import WORLD_AXIS
 
-    donate = (0,) if jax.default_backend() != "cpu" else ()  # the worlds' old state is not needed again
-    return jax.jit(run, donate_argnums=donate)
+        env, act, steps = self.env, self.act, self.steps
+        heel = heel_index(env.handles)
+
+        def run(state, pkeys, params, obs_std):
+            def body(carry, _):
+                state, pkeys = carry
+                actions, pkeys = act(params, state.obs, pkeys, obs_std)
+                state, out = env.step(state, actions, auto_reset=False, record=True)
+                rec = out.record
+                trace = {"reward": out.reward, "success": out.success, "termination": out.termination,
+                         "solved_native": out.solved_native,
+                         "activation": rec["activation"], "qvel": rec["qvel_joints"],
+                         "heel": rec["touch"][:, heel] if heel is not None else jax.numpy.zeros_like(out.reward)}
+                return (state, pkeys), trace
+
+            (state, pkeys), traces = jax.lax.scan(body, (state, pkeys), None, length=steps)
+            return state, pkeys, traces
+
+        donate = (0,) if jax.default_backend() != "cpu" else ()  # the worlds' old state is not needed again
+        worlds = P(WORLD_AXIS)
+        return self.dp.shard_map(run, in_specs=(specs, worlds, P(), worlds),
+                                 out_specs=(specs, worlds, P(None, WORLD_AXIS)), donate_argnums=donate)
+
+    def start(self, state, pkeys, obs_std):
+        """A batch's state, policy keys and observation-noise scales laid out on the mesh (worlds sharded)."""
+        from jax.sharding import PartitionSpec as P
+
+        from mskbench.agents.data_parallel import state_specs
+        from mskbench.envs.protocols import WORLD_AXIS
+
+        specs = state_specs(state, self.dp.devices)
+        if self._run is None:
+            self._run = self._build(specs)
+        return self.dp.place(state, specs), self.dp.place(pkeys, P(WORLD_AXIS)), self.dp.place(obs_std, P(WORLD_AXIS))
+
+    def __call__(self, state, pkeys, params, obs_std):
+        assert self._run is not None, "start() lays out the batch first"
+        return self._run(state, pkeys, params, obs_std)
 
 
 def _with_world_keys(state, keys):
@@ -221,7 +262,7 @@ def _with_world_keys(state, keys):
     return state._replace(worlds=state.worlds._replace(key=keys))
 
 
-def _run_chunk(env, runner, steps: int, params, units: list[Unit], width: int,
+def _run_chunk(env, runner: _Runner, steps: int, params, units: list[Unit], width: int,
                emg_reference) -> list[dict]:
     """Run ``units`` (padded to ``width`` worlds) to the end and return their records."""
     jax, jnp = _jax()
@@ -235,8 +276,8 @@ def _run_chunk(env, runner, steps: int, params, units: list[Unit], width: int,
                          gain_range=[p.muscle_gain_range for p in perts])
     env_keys, pol_keys = unit_keys(seeds)
     state = _with_world_keys(state, jnp.asarray(env_keys))
-    pkeys = jnp.asarray(pol_keys)
-    obs_std = jnp.asarray([p.observation_noise_std for p in perts], jnp.float32)
+    obs_std = np.asarray([p.observation_noise_std for p in perts], np.float32)
+    state, pkeys, obs_std = runner.start(state, pol_keys, obs_std)
 
     # A world is finished when the env ended it or, for a task whose native signal counts, once that
     # signal was raised (the CPU loop stops there; the world steps on here and its trace is cut).
@@ -290,7 +331,7 @@ def _load_emg(reference):
 def run_units_batched(units: Iterable[Unit], spec: JobSpec | str, store, *, impl: str = "warp",
                       batch_size: int = DEFAULT_BATCH_SIZE, emg_reference=None,
                       progress: Callable[[dict], None] | None = None, chunk_steps: int = DEFAULT_CHUNK_STEPS,
-                      tasks: Mapping[str, Task] | None = None) -> dict:
+                      tasks: Mapping[str, Task] | None = None, devices: int | None = None) -> dict:
     """Run the units the store lacks as batches of worlds and write each record.
 
     Parameters
@@ -306,7 +347,8 @@ def run_units_batched(units: Iterable[Unit], spec: JobSpec | str, store, *, impl
         Physics of the :class:`~mskbench.envs.jax_env.TaskJaxEnv`: ``"warp"``,
         ``"jax"`` or ``"cpu"``.
     batch_size:
-        Worlds per batch (at most the task's number of units to run).
+        Worlds per batch (at most the task's number of units to run), rounded up
+        to a multiple of ``devices``.
     emg_reference:
         A loaded EMG reference or its CSV path (default: the ``JobSpec``'s).
     progress:
@@ -316,6 +358,10 @@ def run_units_batched(units: Iterable[Unit], spec: JobSpec | str, store, *, impl
     tasks:
         Optional task objects by task id (a custom configuration of a task,
         e.g. a shorter horizon), used instead of the registered task.
+    devices:
+        The worlds of a batch are split over this many devices, the first of
+        ``jax.devices()`` (default: every device JAX sees); more than JAX sees
+        is a ``ValueError`` naming the valid counts.
 
     Returns counts: ``{"planned", "skipped", "written"}``.
     """
@@ -339,27 +385,30 @@ def run_units_batched(units: Iterable[Unit], spec: JobSpec | str, store, *, impl
         emg_reference = spec.emg_reference
     emg_reference = _load_emg(emg_reference)
     _jax()
+    from mskbench.agents.data_parallel import DataParallel, resolve_devices
+
+    dp = DataParallel(resolve_devices(devices, None))
 
     units = sorted(set(units))
     todo = store.missing(units)
-    log.info("%d units planned, %d already stored, %d to run (batched, impl=%s)",
-             len(units), len(units) - len(todo), len(todo), impl)
+    log.info("%d units planned, %d already stored, %d to run (batched, impl=%s, %d device%s)",
+             len(units), len(units) - len(todo), len(todo), impl, dp.devices, "s" if dp.devices > 1 else "")
     by_task: dict[str, list[Unit]] = {}
     for u in todo:
         by_task.setdefault(u.task, []).append(u)
     written = 0
     for task, group in by_task.items():
-        width = min(batch_size, len(group))
+        width = dp.devices * -(-min(batch_size, len(group)) // dp.devices)  # equal shards, one per device
         vary_gain = any(u.perturbation == "dynamics" and u.scale > 0 for u in group)
-        env: Any = TaskJaxEnv((tasks or {}).get(task, task), num_envs=width, impl=impl, vary_gain=vary_gain, reset_bank=1,
-                         muscle_moments=latent is not None)
+        env: Any = TaskJaxEnv((tasks or {}).get(task, task), num_envs=width, impl=impl, vary_gain=vary_gain,
+                              reset_bank=1, muscle_moments=latent is not None, devices=dp.devices)
         if latent is not None:  # a latent run's checkpoint acts through its map, inside the step
             from mskbench.agents.latent.batched import LatentBatchedEnv
 
             env = LatentBatchedEnv(env, latent.model, latent.tube, latent.mode)
         steps = min(chunk_steps, env.task.horizon)
-        runner = _runner(env, policy.bind(env), steps)
-        params = policy.params()
+        runner = _Runner(env, policy.bind(env), steps, dp)
+        params = dp.replicate(policy.params())
         for start in range(0, len(group), width):
             chunk = group[start:start + width]
             for record in _run_chunk(env, runner, steps, params, chunk, width, emg_reference):
