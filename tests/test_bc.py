@@ -168,6 +168,8 @@ def test_bc_run_resumes_with_its_data_and_loads_as_a_ppo_policy(tmp_path):
     assert action.shape == (416,) and np.all(np.abs(action) <= 1.0)
     with pytest.raises(ValueError, match="other settings"):
         _small_bc(out, 32, resume=True, learning_rate=1e-3)
+    with pytest.raises(ValueError, match=r"other settings \(horizon\)"):  # a new key, set: a difference
+        _small_bc(out, 32, resume=True, horizon=3)
 
 
 def test_ppo_init_loads_the_actor_exactly_and_warms_the_critic_up(tmp_path):

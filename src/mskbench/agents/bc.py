@@ -519,7 +519,8 @@ def load_checkpoint(path: str | Path, expect_config: BCConfig, expect_layout: Ma
         old = json.loads(str(z["bc_config"]))
         new = json.loads(json.dumps(asdict(expect_config)))
         defaults = json.loads(json.dumps({f.name: f.default for f in fields(BCConfig)}))  # keys newer than the run
-        diff = sorted(k for k in new if k != "total_steps" and old.get(k, defaults[k]) != new[k])
+        free = ("total_steps", "workers")  # a resumed run may go longer, on a machine with other cores
+        diff = sorted(k for k in new if k not in free and old.get(k, defaults[k]) != new[k])
         if diff:
             raise ValueError(f"{path} was trained with a different config ({diff}); resume with the same settings")
         size = list(expect_layout.values())[-1].stop

@@ -346,8 +346,8 @@ def _check_run_dir(out_dir: Path, settings: dict, resume: bool) -> None:
             old = run.settings()
             keys = ("task", "task_options", "algo", "backend", "impl", "env_wrapper")
             diff = [k for k in keys if old.get(k) != settings.get(k)]
-            cfg_diff = sorted(k for k, v in settings["config"].items()  # a run resumes on any device count
-                              if k not in ("total_steps", "devices") and old.get("config", {}).get(k) != v)
+            cfg_diff = sorted(k for k, v in settings["config"].items()  # a run resumes on any device or core count
+                              if k not in ("total_steps", "devices", "workers") and old.get("config", {}).get(k) != v)
             if diff or cfg_diff:
                 raise ValueError(f"{out_dir} was trained with other settings ({', '.join(diff + cfg_diff)}); "
                                  "resume with the same settings")
