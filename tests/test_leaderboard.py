@@ -302,9 +302,10 @@ def test_format_partial_without_counts_has_plain_labels():
 
 
 def test_privileged_methods_are_marked():
-    """The expert and hold probes read the simulator: their columns say so, a learned method's does not."""
+    """The expert and hold probes read the simulator: their columns say so and come after the observation-only
+    ones (by name, without a store's record), a learned method's does not."""
     rows = [ResultRow("Stand", m, "none", 0, sr) for m, sr in (("expert", 96), ("hold", 10), ("PPO", 0))]
     table = format_leaderboard(compute_leaderboard(rows))
-    assert [c.header for c in table.columns[2:]] == ["expert †", "hold †", "PPO"]
+    assert [c.header for c in table.columns[2:]] == ["PPO", "expert †", "hold †"]
     assert "privileged" in str(table.caption)
     assert format_leaderboard(compute_leaderboard(rows[2:])).caption is None

@@ -21,7 +21,7 @@ from mskbench.agents import algorithm_for_format, ppo
 from mskbench.agents.base import PolicyCheckpoint
 from mskbench.agents.run_dir import checkpoint_path  # noqa: F401 - where the evaluation protocol finds it
 
-__all__ = ["checkpoint_format", "checkpoint_path", "export_policy", "load", "load_policy"]
+__all__ = ["checkpoint_format", "checkpoint_path", "export_policy", "load", "load_policy", "stored_layout"]
 
 
 def checkpoint_format(path: str | Path) -> str:
@@ -33,6 +33,17 @@ def checkpoint_format(path: str | Path) -> str:
     except ValueError as exc:
         raise ValueError(f"{path}: {exc}") from None
     return fmt
+
+
+def stored_layout(path: str | Path) -> dict[str, slice] | None:
+    """The observation layout a checkpoint recorded (every trainer's ``obs_layout`` entry), or None when it
+    records none."""
+    import json
+
+    with np.load(path, allow_pickle=False) as z:
+        if "obs_layout" not in z.files:
+            return None
+        return {k: slice(a, b) for k, (a, b) in json.loads(str(z["obs_layout"])).items()}
 
 
 def load(path: str | Path, obs_layout: Mapping[str, slice], obs_size: int) -> PolicyCheckpoint:

@@ -331,20 +331,24 @@ def calibrate_cmd(task, policies, episodes, seed, workers, executor, address, st
               show_default=True,
               help="Success label read from the store: the paper's rule (Table XII, or a task's native solved "
                    "signal where it counts) or the Table XII criterion alone.")
-@click.option("--json", "as_json", is_flag=True, help="Print the leaderboard as JSON.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the leaderboard as JSON (each method with \"privileged\": whether it reads the simulator).")
 def leaderboard_cmd(store_path, csv_paths, published, success_label, as_json):
     """Table II: success per family, coverage and robustness per method.
 
     Reads the results store and/or published numbers from CSV files, so both
     can be compared side by side. --published adds the paper's own Table II
-    as printed; alone it shows just that table.
+    as printed; alone it shows just that table. Privileged methods (they read
+    the simulator: the expert, hold, a policy trained over the expert; the
+    store records which) come after the others, marked †.
     """
     from mskbench.eval.leaderboard import (compute_leaderboard, family_task_counts, format_leaderboard,
-                                           read_results_csv)
+                                           privileged_columns, read_results_csv)
     from mskbench.eval.store import StoreError
-    from mskbench.eval.summary import rows_from_store
+    from mskbench.eval.summary import privileged_from_store, rows_from_store
 
     paper = {}
+    privileged = None  # without a store: the privileged built-ins by name
     paper_rows = []
     if published:
         from dataclasses import replace
@@ -382,6 +386,7 @@ def leaderboard_cmd(store_path, csv_paths, published, success_label, as_json):
                                    "'mskbench sweep' first, or pass --from results.csv")
         try:
             rows.extend(rows_from_store(store_path, success_label))
+            privileged = set(privileged_from_store(store_path))
         except StoreError as exc:
             raise click.ClickException(str(exc)) from None
     if not rows:
@@ -395,10 +400,15 @@ def leaderboard_cmd(store_path, csv_paths, published, success_label, as_json):
         raise click.UsageError(f"local method name(s) {', '.join(map(repr, clash))} clash with the published "
                                f"columns ({', '.join(paper)}); rename them to show both")
     board = {**board, **paper}
-    if as_json:
-        click.echo(json.dumps(board, indent=2))
+    if privileged is not None and csv_paths:  # a CSV cannot say: its privileged built-ins by name
+        from mskbench.policies import PRIVILEGED_POLICIES
+
+        privileged |= {r.method for r in rows if r.method in PRIVILEGED_POLICIES}
+    if as_json:  # each method says whether it is privileged (reads the simulator)
+        _, marked = privileged_columns(board, privileged)
+        click.echo(json.dumps({m: {**entry, "privileged": m in marked} for m, entry in board.items()}, indent=2))
         return
-    table = format_leaderboard(board, family_task_counts([*rows, *paper_rows]))
+    table = format_leaderboard(board, family_task_counts([*rows, *paper_rows]), privileged)
     if paper:
         table.title = "Full-suite leaderboard (Table II): local results beside the paper's"
     print_table(table)

@@ -80,11 +80,15 @@ def _settings(pairs: tuple[str, ...]) -> dict:
               help="Environment steps between reward-weight updates [default: 20000].")
 @click.option("--agentic-timeout", type=Duration(), default=None,
               help="How long the reasoner may take per update before it is abandoned [default: 60s].")
-@click.option("--base", default=None, metavar="RUN",
+@click.option("--base", default=None, metavar="RUN|expert",
               help="Residual adaptation (Eq. 2 / 38, App. A-J; TASK: ResidualWalk, ResidualRun or ResidualStairs): "
                    "the frozen base policy, a run directory or checkpoint of a tracking prior (mskbench train "
                    "TrackWalk ...; zero or passive for tests). The trained policy is the residual a_res; the "
-                   "muscles get clip(a_base + alpha * clip(a_res, -1, 1), -1, 1) (mskbench.paradigms.residual).")
+                   "muscles get clip(a_base + alpha * clip(a_res, -1, 1), -1, 1) (mskbench.paradigms.residual). "
+                   "--base expert on a task the expert serves (Stand, Powerlift, SingleLegStand, Sit, Balance, "
+                   "Squat, Reach, Walk; --backend cpu, --algo ppo or sac): residual RL over the privileged expert, "
+                   "bound to each world's simulator, alpha 0.6, the observation with a_base appended; its "
+                   "evaluations run the expert in the loop and are marked privileged (mskbench.control.residual).")
 @click.option("--latent", "latent_model", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
               help="Latent-action RL, hard mode (App. A-G): every muscle action is clipped into a tube around the "
                    "prior this encoder-decoder (mskbench latent fit) decodes from it and the muscle states, and "
@@ -161,7 +165,7 @@ def train_cmd(task, algo, out_dir, steps, backend, impl, num_envs, rollout, hidd
     if init is not None:
         config["init"] = init
     tuner = _agentic_tuner(agentic, agentic_every, agentic_timeout, backend)
-    residual, task_options = _residual_base(names[0], base, tuner)
+    residual, task_options = _residual_base(names[0], base, tuner, backend, algo)
     prior = _latent_prior(latent_model, tube, tuner or residual)
     run = run_training(names[0], out_dir=out_dir, algo=algo, backend=backend, impl=impl, steps=steps, seed=seed,
                        resume=resume, time_limit_s=time_limit, eval_episodes=eval_episodes,
@@ -206,9 +210,11 @@ def _start_processes(backend, devices, coordinator, num_processes, process_id) -
         raise click.UsageError(str(exc)) from None
 
 
-def _residual_base(task, base, tuner):
-    """``train --base``: the residual wrapper and the task option ``base`` (None, None without it)."""
+def _residual_base(task, base, tuner, backend="cpu", algo="ppo"):
+    """``train --base``: the residual wrapper and the task option ``base`` (None, None without it);
+    ``--base expert`` on a task the expert serves: the wrapper of residual RL over the expert (no option)."""
     from mskbench.catalog import task_ids
+    from mskbench.paradigms.residual.expert import EXPERT_BASE
 
     residual_task = task in task_ids(family="residual")
     if base is None:
@@ -216,11 +222,22 @@ def _residual_base(task, base, tuner):
             raise click.BadParameter(f"{task} trains a residual over a frozen base policy: give --base RUN",
                                      param_hint="--base")
         return None, None
-    if not residual_task:
-        names = ", ".join(task_ids(family="residual"))
-        raise click.BadParameter(f"--base is for the residual tasks ({names}), not {task}", param_hint="--base")
     if tuner is not None:
         raise click.BadParameter("--base and --agentic cannot be combined", param_hint="--base")
+    if not residual_task:
+        if base != EXPERT_BASE:
+            from mskbench.control import EXPERT_BEHAVIOURS
+
+            names = ", ".join(task_ids(family="residual"))
+            raise click.BadParameter(f"--base is for the residual tasks ({names}), not {task}; or --base expert on a "
+                                     f"task the expert serves ({', '.join(EXPERT_BEHAVIOURS)})", param_hint="--base")
+        from mskbench.paradigms.residual.expert import ExpertResidualWrapper, check_expert_residual
+
+        try:
+            check_expert_residual(task, backend, algo)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint="--base") from None
+        return ExpertResidualWrapper(), None
     from mskbench.paradigms.residual import ResidualWrapper, resolve_base
 
     try:

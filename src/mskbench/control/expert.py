@@ -74,6 +74,9 @@ class ExpertPolicy:
     """``act(obs)`` for an environment (a :class:`~mskbench.envs.MSKEnv` or a wrapper of one) with a
     behaviour; ``last`` holds the last step's :class:`Solution` (reserves, forces) for diagnostics."""
 
+    #: It reads the simulator: the results store records its methods as privileged.
+    privileged = True
+
     def __init__(self, env, behaviour: Behaviour, name: str = "expert"):
         base = getattr(env, "unwrapped", env)
         self.env = base

@@ -164,7 +164,15 @@ def check_batched_policy(spec: str) -> str:
     if spec in PRIVILEGED_POLICIES:
         raise ValueError(f"{spec!r} reads the MuJoCo C simulator of a CPU environment; evaluate it with the CPU "
                          "executor (--backend cpu)")
-    if spec in BUILTIN_POLICIES or checkpoint_path(spec) is not None:
+    ckpt = checkpoint_path(spec)
+    if ckpt is not None:
+        from mskbench.agents.checkpoint import stored_layout
+        from mskbench.control.residual import has_base_block
+
+        if has_base_block(stored_layout(ckpt)):
+            raise ValueError(f"{spec} was trained over the expert, which reads the MuJoCo C simulator of a CPU "
+                             "environment; evaluate it with the CPU executor (--backend cpu)")
+    if spec in BUILTIN_POLICIES or ckpt is not None:
         return spec
     raise ValueError(f"batched evaluation supports the built-in policies "
                      f"({', '.join(p for p in BUILTIN_POLICIES if p not in PRIVILEGED_POLICIES)}) and "
@@ -315,7 +323,7 @@ def _run_chunk(env, runner: _Runner, steps: int, params, units: list[Unit], widt
                                 bool(np.any(tr["solved_native"][:n, i])))
         record = result.as_dict()
         record.update(method=u.method, task=u.task, perturbation=u.perturbation, scale=float(u.scale),
-                      seed=int(u.seed))
+                      seed=int(u.seed), privileged=False)  # batched: no policy reads the simulator
         records.append(record)
     return records
 

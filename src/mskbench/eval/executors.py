@@ -96,8 +96,14 @@ def execute_unit(unit: Unit, spec: JobSpec) -> dict:
     result = run_episode(env, policy, unit.seed, emg_reference=_emg_reference(spec.emg_reference))
     record = result.as_dict()
     record.update(method=unit.method, task=unit.task, perturbation=unit.perturbation,
-                  scale=float(unit.scale), seed=int(unit.seed))
+                  scale=float(unit.scale), seed=int(unit.seed), privileged=is_privileged(policy))
     return record
+
+
+def is_privileged(policy) -> bool:
+    """Whether ``policy`` reads the simulator (it says so: ``privileged = True``, as the expert, ``hold`` and a
+    policy over the expert do); the store records it per method."""
+    return bool(getattr(policy, "privileged", False))
 
 
 def _worker_init(parent: int) -> None:

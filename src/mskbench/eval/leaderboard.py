@@ -90,6 +90,7 @@ __all__ = [
     "compute_leaderboard",
     "family_task_counts",
     "format_leaderboard",
+    "privileged_columns",
     "read_results_csv",
 ]
 
@@ -325,7 +326,24 @@ def _row_cells(values: list[float | None], fmt) -> list[Text]:
     return cells
 
 
-def format_leaderboard(board: Mapping[str, Mapping], task_counts: Mapping[str, object] | None = None) -> Table:
+def privileged_columns(methods: Iterable[str], privileged: Iterable[str] | None = None) -> tuple[list[str], set[str]]:
+    """The methods in display order — the observation-only ones first, the privileged ones (those in
+    ``privileged``; None: the names of :data:`mskbench.policies.PRIVILEGED_POLICIES`) apart after them — and
+    the privileged set."""
+    from mskbench.policies import PRIVILEGED_POLICIES
+
+    methods = list(methods)
+    marked = set(PRIVILEGED_POLICIES if privileged is None else privileged) & set(methods)
+    return [m for m in methods if m not in marked] + [m for m in methods if m in marked], marked
+
+
+#: The caption of a leaderboard with privileged columns.
+PRIVILEGED_CAPTION = ("† privileged: reads the simulator (model, contacts, task state) — the expert, hold, or a "
+                      "policy acting over the expert — not an observation-only policy")
+
+
+def format_leaderboard(board: Mapping[str, Mapping], task_counts: Mapping[str, object] | None = None,
+                       privileged: Iterable[str] | None = None) -> Table:
     """A ``rich`` table laid out like paper Table II: metric rows, one column per method.
 
     Rows: SR (%) per family and "Average" over all tasks; robustness per
@@ -338,8 +356,12 @@ def format_leaderboard(board: Mapping[str, Mapping], task_counts: Mapping[str, o
     ``"all"`` (see ``family_task_counts``). Without it the labels carry the
     suite sizes (6, 6, 10, 22) when every method covers all 22 tasks, and no
     counts otherwise.
+
+    ``privileged`` names the methods that read the simulator (a results store's
+    :meth:`~mskbench.eval.store.ResultsStore.privileged_methods`; None: the names of
+    :data:`mskbench.policies.PRIVILEGED_POLICIES`): their columns come after the others, marked ``†``.
     """
-    methods = list(board)
+    methods, marked = privileged_columns(board, privileged)
     if task_counts is None:
         if methods and all(board[m]["coverage"][1] == len(SUITE) for m in methods):
             task_counts = {fam: sum(1 for f in SUITE.values() if f == fam) for fam in FAMILIES}
@@ -351,16 +373,11 @@ def format_leaderboard(board: Mapping[str, Mapping], task_counts: Mapping[str, o
         n = task_counts.get(key)
         return f"{name} ({n})" if n is not None else name
 
-    from mskbench.policies import PRIVILEGED_POLICIES
-
-    privileged = [m for m in methods if m in PRIVILEGED_POLICIES]
-    table = Table(title="Full-suite leaderboard (Table II)",
-                  caption=("† privileged: reads the simulator (model, contacts, task state), not a learned policy"
-                           if privileged else None))
+    table = Table(title="Full-suite leaderboard (Table II)", caption=PRIVILEGED_CAPTION if marked else None)
     table.add_column("Group")
     table.add_column("Metric")
     for m in methods:
-        table.add_column(f"{m} †" if m in privileged else str(m), justify="right")
+        table.add_column(f"{m} †" if m in marked else str(m), justify="right")
 
     def two(v: float) -> str:
         return f"{v:.2f}"

@@ -124,9 +124,11 @@ def load_policy(spec: str, env, seed: int):
     """Build the policy named by ``spec`` for ``env``.
 
     ``spec`` is a built-in name (``zero``, ``passive``, ``random``; the privileged ``hold`` and
-    ``expert`` of :mod:`mskbench.control`, which read ``env``'s simulator), a PPO
-    checkpoint (a ``.npz`` file, or a run directory holding ``best.npz`` or
-    ``checkpoint.npz``; the deterministic policy, on any machine), or
+    ``expert`` of :mod:`mskbench.control`, which read ``env``'s simulator), a
+    checkpoint of any trainer (a ``.npz`` file, or a run directory holding ``best.npz`` or
+    ``checkpoint.npz``; the deterministic policy, on any machine; one trained over the
+    expert — its observation layout has the expert's action block — acts with the expert
+    bound to ``env`` in the loop, :class:`mskbench.control.residual.ExpertResidualPolicy`), or
     ``package.module:factory``. A factory is called with those of the keyword
     arguments ``task, observation_space, action_space, obs_layout, seed`` that
     its signature accepts, and must return an object with ``act(obs)`` (and
@@ -142,8 +144,15 @@ def load_policy(spec: str, env, seed: int):
         return make_policy(spec, env.action_space.shape[0], seed=seed)
     ckpt = checkpoint_path(spec)
     if ckpt is not None:
-        from mskbench.agents.checkpoint import load_policy
+        from mskbench.agents.checkpoint import load_policy, stored_layout
+        from mskbench.control.residual import ExpertResidualPolicy, has_base_block, with_base_block
 
+        if has_base_block(stored_layout(ckpt)):  # trained over the expert: it acts with the expert in the loop
+            from mskbench.control import make_controller
+
+            expert = make_controller("expert", env)  # first: on a task it does not serve, the error names those
+            layout, size = with_base_block(env.obs_layout, env.observation_space.shape[0], env.action_space.shape[0])
+            return ExpertResidualPolicy(expert, load_policy(ckpt, layout, size))
         return load_policy(ckpt, env.obs_layout, env.observation_space.shape[0])
     factory = resolve_factory(spec)
     available = {"task": env.task.name, "observation_space": env.observation_space,

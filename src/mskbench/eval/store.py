@@ -35,6 +35,13 @@ solved_native_seen  INTEGER  the native solved flag was raised at some step
                              (0/1; NULL for rows written by schema 1)
 ==================  =======  ==================================================
 
+``meta`` also records, per method written since it could, whether the method is *privileged* — its
+policy reads the simulator (it says so: ``privileged = True``, as the expert, ``hold`` and a policy
+trained over the expert do): key ``privileged:METHOD``, value ``1`` or ``0``; once ``1``, it stays.
+A method without that key (written by an older mskbench) is privileged when its name is one of
+:data:`mskbench.policies.PRIVILEGED_POLICIES` (:meth:`ResultsStore.privileged_methods`). No schema
+change: older versions read such a store and ignore those keys.
+
 A schema-1 store (written before native signals existed; its ``success`` was
 the Table XII criterion) is upgraded in place when opened for writing: the two
 columns are added, ``success_table_xii`` copied from ``success`` and
@@ -63,6 +70,8 @@ COLUMNS = KEY_COLUMNS + ("success", "episode_return", "length", "termination", "
                          "success_table_xii", "solved_native_seen")
 JSON_COLUMNS = ("recruitment", "emg")
 BOOL_COLUMNS = ("success", "success_table_xii", "solved_native_seen")
+#: The ``meta`` key prefix of a method's privileged flag (``privileged:METHOD``).
+PRIVILEGED_KEY = "privileged:"
 #: Success labels a store can report (``success_rates(label=...)``) and the column of each.
 SUCCESS_LABELS = {"paper": "success", "table-xii": "success_table_xii"}
 
@@ -185,10 +194,12 @@ class ResultsStore:
 
     # -- writing ----------------------------------------------------------------------
     def write(self, record: dict) -> bool:
-        """Write one unit's record atomically; False if that unit is already stored."""
+        """Write one unit's record atomically; False if that unit is already stored. A record's
+        ``privileged`` (bool) is recorded for its method in ``meta`` (see the module docstring)."""
         from mskbench._version import __version__
 
         row = dict(record)
+        privileged = row.pop("privileged", None)
         missing = [c for c in KEY_COLUMNS + ("success", "episode_return", "length", "termination") if c not in row]
         if missing:
             raise ValueError(f"record lacks {missing}")
@@ -207,6 +218,10 @@ class ResultsStore:
             cur = self._conn.execute(
                 f"INSERT OR IGNORE INTO episodes ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))})",
                 values)
+            if privileged is not None:
+                self._conn.execute("INSERT INTO meta VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET "
+                                   "value = max(value, excluded.value)",
+                                   (PRIVILEGED_KEY + str(row["method"]), str(int(bool(privileged)))))
         return cur.rowcount == 1
 
     # -- reading ----------------------------------------------------------------------
@@ -249,6 +264,17 @@ class ResultsStore:
                "FROM episodes "
                "GROUP BY task, method, perturbation, scale ORDER BY method, task, perturbation, scale")
         yield from self._conn.execute(sql)
+
+    def privileged_methods(self) -> list[str]:
+        """The stored methods that are privileged: recorded so in ``meta``; a method without a record (written
+        by an older mskbench) when its name is one of :data:`mskbench.policies.PRIVILEGED_POLICIES`."""
+        from mskbench.policies import PRIVILEGED_POLICIES
+
+        recorded = {k[len(PRIVILEGED_KEY):]: v == "1" for k, v in
+                    self._conn.execute("SELECT key, value FROM meta WHERE substr(key, 1, ?) = ?",
+                                       (len(PRIVILEGED_KEY), PRIVILEGED_KEY))}
+        methods = [m for (m,) in self._conn.execute("SELECT DISTINCT method FROM episodes ORDER BY method")]
+        return [m for m in methods if recorded.get(m, m in PRIVILEGED_POLICIES)]
 
     def __len__(self) -> int:
         return self._conn.execute("SELECT COUNT(*) FROM episodes").fetchone()[0]

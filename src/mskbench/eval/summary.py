@@ -97,3 +97,11 @@ def rows_from_store(path: str | Path, success: str = "paper") -> list[ResultRow]
     with ResultsStore(path) as store:
         return [ResultRow(task=t, method=m, perturbation=p, scale=float(s), success_rate=float(rate))
                 for t, m, p, s, rate, _n in store.success_rates(success)]
+
+
+def privileged_from_store(path: str | Path) -> list[str]:
+    """The store's privileged methods (:meth:`mskbench.eval.store.ResultsStore.privileged_methods`)."""
+    from mskbench.eval.store import ResultsStore
+
+    with ResultsStore(path) as store:
+        return store.privileged_methods()

@@ -130,7 +130,7 @@ def build_report(options: ReportOptions, progress: Progress | None = None) -> Re
     steps("reading the results store")
     store: dict[str, Any] = {"methods": [], "tasks": [], "records": [], "summary": {}, "sweeps": {},
                              "leaderboard": {}, "local_methods": [], "leaderboard_notes": [], "task_counts": {},
-                             "published": {}, "notes": []}
+                             "published": {}, "notes": [], "privileged": []}
     if store_given:
         store = D.gather_store(options.store, options.success_label, options.published)  # type: ignore[arg-type]
     else:
@@ -247,7 +247,7 @@ class _Ctx:
         s.missing += self._store_missing() + self.store["leaderboard_notes"]
         board = self.store["leaderboard"]
         if board:
-            s.tables.append(leaderboard_table(board, self.store["task_counts"]))
+            s.tables.append(leaderboard_table(board, self.store["task_counts"], self.store["privileged"]))
         elif not s.missing:
             s.missing.append("nothing to rank: the store has no episodes of suite tasks")
         rows = []
@@ -527,9 +527,13 @@ class _Ctx:
         return s
 
 
-def leaderboard_table(board: dict[str, dict], task_counts: dict[str, str]) -> str:
-    """Table II as HTML: metric rows, a column per method (the paper's shaded), row best in bold."""
-    methods = list(board)
+def leaderboard_table(board: dict[str, dict], task_counts: dict[str, str], privileged=None) -> str:
+    """Table II as HTML: metric rows, a column per method (the paper's shaded), row best in bold; the privileged
+    methods (``privileged``; None: by name, :func:`mskbench.eval.leaderboard.privileged_columns`) after the
+    others, marked †."""
+    from mskbench.eval.leaderboard import PRIVILEGED_CAPTION, privileged_columns
+
+    methods, marked = privileged_columns(board, privileged)
 
     def label(name: str, key: str) -> str:
         n = task_counts.get(key)
@@ -548,7 +552,8 @@ def leaderboard_table(board: dict[str, dict], task_counts: dict[str, str]) -> st
         return out
 
     head = "<th>Group</th><th>Metric</th>" + "".join(
-        f'<th class="{"paper" if m.endswith(" (paper)") else ""}">{esc(m)}</th>' for m in methods)
+        f'<th class="{"paper" if m.endswith(" (paper)") else ""}">{esc(m)}{" †" * (m in marked)}</th>'
+        for m in methods)
     rows = []
     for i, fam in enumerate((*FAMILIES, "all")):
         name = label("Average" if fam == "all" else fam.capitalize(), fam)
@@ -571,5 +576,6 @@ def leaderboard_table(board: dict[str, dict], task_counts: dict[str, str]) -> st
         cov_cells.append(f'<td class="{" ".join(cls)}">{k}/{n}</td>')
     rows.append('<tr data-row="coverage"><td class="group">Coverage ↑</td><td class="l">SR &gt; 0</td>'
                 + "".join(cov_cells) + "</tr>")
-    return (f'<table class="leaderboard" id="leaderboard"><caption>Full-suite leaderboard (Table II)</caption>'
+    caption = "Full-suite leaderboard (Table II)" + (f"; {esc(PRIVILEGED_CAPTION)}" if marked else "")
+    return (f'<table class="leaderboard" id="leaderboard"><caption>{caption}</caption>'
             f"<thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>")

@@ -63,7 +63,7 @@ def gather_store(path: str | Path, success_label: str = "paper", published: bool
     """The store's episodes summarised for every store-based section.
 
     Returns ``{"path", "records", "methods", "tasks", "notes", "leaderboard", "leaderboard_notes",
-    "task_counts", "summary", "sweeps", "published"}``:
+    "task_counts", "summary", "sweeps", "published", "privileged"}``:
 
     * ``records``: the episode records, ``success`` set from ``success_label``;
     * ``leaderboard``: ``compute_leaderboard`` output for the local methods (``{}`` without
@@ -71,7 +71,8 @@ def gather_store(path: str | Path, success_label: str = "paper", published: bool
       ``"METHOD (paper)"``;
     * ``summary``: ``{method: summarize_eval(...)}`` (train-environment episodes per task);
     * ``sweeps``: ``{method: {task: {type: {"scales", "success", "episodes", "auc"}}}}``;
-    * ``published``: ``{"table2", "tasks"}`` (Table II and Tables XIII–XV) or ``{}``.
+    * ``published``: ``{"table2", "tasks"}`` (Table II and Tables XIII–XV) or ``{}``;
+    * ``privileged``: the methods that read the simulator (``ResultsStore.privileged_methods``).
 
     Raises :class:`mskbench.eval.store.StoreError` for a file that is not a results store.
     """
@@ -84,6 +85,7 @@ def gather_store(path: str | Path, success_label: str = "paper", published: bool
     path = Path(path)
     with ResultsStore(path) as store:
         raw = store.records()
+        privileged = store.privileged_methods()
     records = []
     for r in raw:
         rec = dict(r)
@@ -101,7 +103,8 @@ def gather_store(path: str | Path, success_label: str = "paper", published: bool
         notes.append("the store has no train-environment episodes (perturbation 'none'): run 'mskbench eval'")
     sweeps = _sweeps(records)
     out: dict[str, Any] = {"path": str(path), "records": records, "methods": methods, "tasks": tasks,
-                           "notes": notes, "summary": summary, "sweeps": sweeps, "success_label": success_label}
+                           "notes": notes, "summary": summary, "sweeps": sweeps, "success_label": success_label,
+                           "privileged": privileged}
     out.update(leaderboard_data(records, published))
     return out
 

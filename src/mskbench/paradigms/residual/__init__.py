@@ -8,17 +8,24 @@
   the env, CPU and batched, the ``env_wrapper`` of :func:`mskbench.train` (:class:`ResidualWrapper`),
   the policy of a trained residual (:class:`ResidualPolicy`) and :func:`train_residual`;
 * :mod:`~mskbench.paradigms.residual.measure` — rollouts of a prior or a residual policy with the
-  tracking metrics (Eqs. 19-20).
+  tracking metrics (Eqs. 19-20);
+* :mod:`~mskbench.paradigms.residual.expert` — residual RL over the privileged expert
+  (:mod:`mskbench.control.residual`) on the tasks it serves: :class:`ExpertResidualWrapper`,
+  :func:`train_expert_residual`.
 
-``mskbench train TrackWalk ...`` trains a prior, ``mskbench train ResidualWalk --base RUN`` a residual.
+``mskbench train TrackWalk ...`` trains a prior, ``mskbench train ResidualWalk --base RUN`` a residual;
+``mskbench train Stand --base expert`` a residual over the expert (privileged).
 """
 
+from mskbench.paradigms.residual.expert import (EXPERT_BASE, ExpertResidualWrapper, check_expert_residual,
+                                                train_expert_residual)
 from mskbench.paradigms.residual.tasks import (BUILTIN_BASES, ResidualRun, ResidualStairs, ResidualWalk, load_base,
                                                resolve_base)
 from mskbench.paradigms.residual.wrapper import (FORMULA, ResidualBatchedEnv, ResidualMap, ResidualPolicy,
                                                  ResidualVectorEnv, ResidualWrapper, combine, residual_penalty,
                                                  residual_policy, train_residual)
 
-__all__ = ["BUILTIN_BASES", "FORMULA", "ResidualBatchedEnv", "ResidualMap", "ResidualPolicy", "ResidualRun",
-           "ResidualStairs", "ResidualVectorEnv", "ResidualWalk", "ResidualWrapper", "combine", "load_base",
-           "residual_penalty", "residual_policy", "resolve_base", "train_residual"]
+__all__ = ["BUILTIN_BASES", "EXPERT_BASE", "ExpertResidualWrapper", "FORMULA", "ResidualBatchedEnv", "ResidualMap",
+           "ResidualPolicy", "ResidualRun", "ResidualStairs", "ResidualVectorEnv", "ResidualWalk", "ResidualWrapper",
+           "check_expert_residual", "combine", "load_base", "residual_penalty", "residual_policy", "resolve_base",
+           "train_expert_residual", "train_residual"]

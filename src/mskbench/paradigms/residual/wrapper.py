@@ -14,7 +14,9 @@ batched env's jitted rollout)::
 project's PPO, an MLP of Table XVI's two hidden layers of 1,024 — three weight
 layers, the paper's "3-layer MLP"); the penalty is the mean over the muscles
 of the squared residual action as the trainer sends it (the original's
-``np.mean(np.square(residual_action))``, ``residualrl/stair.py@a68b6ce``).
+``np.mean(np.square(residual_action))``, ``residualrl/stair.py@a68b6ce``). :func:`combine` and
+:func:`residual_penalty` are :mod:`mskbench.envs.residual_action`'s, which residual RL over the
+privileged expert (:mod:`mskbench.control.residual`) executes too.
 
 * :class:`ResidualVectorEnv` wraps a :class:`~mskbench.envs.protocols.VectorEnv`
   (the CPU stack), :class:`ResidualBatchedEnv` a :class:`~mskbench.envs.protocols.BatchedEnv`
@@ -40,21 +42,13 @@ from typing import Any
 import numpy as np
 
 from mskbench.catalog import task_ids
+from mskbench.envs.residual_action import FORMULA, combine, residual_penalty
 from mskbench.envs.vector import checked_actions
 from mskbench.envs.wrappers import BatchedWrapper, VectorWrapper, is_batched
 from mskbench.paradigms.residual.tasks import resolve_base
 
-FORMULA = "clip(a_base + alpha * clip(a_res, -1, 1), -1, 1)"
-
-
-def combine(a_base, a_res, alpha, xp):
-    """Eq. 38: ``clip(a_base + α · clip(a_res, −1, 1), −1, 1)`` (any broadcastable shapes)."""
-    return xp.clip(a_base + alpha * xp.clip(a_res, -1.0, 1.0), -1.0, 1.0)
-
-
-def residual_penalty(a_res, xp):
-    """``mean(a_res²)`` over the last axis (the L2 residual penalty before its weight ``c_res``)."""
-    return xp.mean(a_res**2, axis=-1)
+__all__ = ["FORMULA", "ResidualBatchedEnv", "ResidualMap", "ResidualPolicy", "ResidualVectorEnv", "ResidualWrapper",
+           "combine", "residual_penalty", "residual_policy", "train_residual"]
 
 
 class ResidualMap:

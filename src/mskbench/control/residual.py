@@ -1,0 +1,150 @@
+"""Residual RL over the privileged expert: the expert (:mod:`mskbench.control`) as the frozen base of Eq. 38.
+
+Per world of a CPU vector env, an expert bound to that world's simulator gives ``a_base`` for the state the
+world is in; the trained policy outputs ``a_res``; the world executes, and the trainer is paid::
+
+    a      = clip(a_base + α · clip(a_res, −1, 1), −1, 1)       (combine, Eq. 38; α = ALPHA = 0.6)
+    reward = task reward + c_res · mean(a_res²)                   (residual_penalty; c_res = C_RES = −0.02)
+
+with :func:`~mskbench.envs.residual_action.combine` and
+:func:`~mskbench.envs.residual_action.residual_penalty`, the residual paradigm's
+(:mod:`mskbench.paradigms.residual`), and its constant α and ``c_res``. The policy observes the task's
+observation with ``a_base`` appended (block :data:`BASE_BLOCK`), as the residual tasks put their base's
+action in theirs.
+
+* :class:`ExpertBaseVectorEnv` is the training env: a :class:`~mskbench.envs.vector.MSKVectorEnv` (the CPU
+  backend) whose worlds each have their expert; it steps the worlds itself, so that each expert sees its
+  world's last state before the world restarts.
+* :class:`ExpertResidualPolicy` is the trained policy as a policy of the plain task, for the protocol's
+  episodes: the expert bound to the env it acts in, the trained policy on the observation with the expert's
+  action appended, ``act(obs)`` the executed action. A checkpoint whose observation layout has
+  :data:`BASE_BLOCK` is evaluated so (:func:`mskbench.eval.protocol.load_policy`).
+
+Such a policy reads the simulator through its base (the model, the contacts, the task's state): like the
+expert it is *privileged* (``privileged = True``), and the results store and the leaderboard keep it apart
+from the observation-only methods. Observation noise (Eq. 5) goes on the observation itself, which the
+expert and the trained policy both read (the expert alone is evaluated so too).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from mskbench.control.registry import make_controller
+from mskbench.envs.residual_action import FORMULA, combine, residual_penalty
+from mskbench.envs.vector import checked_actions, step_each
+from mskbench.envs.wrappers import VectorWrapper
+from mskbench.policies import as_policy
+
+__all__ = ["ALPHA", "BASE_BLOCK", "C_RES", "FORMULA", "ExpertBaseVectorEnv", "ExpertResidualPolicy",
+           "has_base_block", "with_base_block"]
+
+#: The observation block holding the expert's action ``a_base`` (appended after the task's blocks).
+BASE_BLOCK = "expert/base_action"
+#: α of Eq. 38 over the expert: the residual paradigm's constant α (ResidualRun, ResidualStairs).
+ALPHA = 0.6
+#: ``c_res``, the weight of the residual penalty ``mean(a_res²)``: the residual paradigm's.
+C_RES = -0.02
+
+
+def with_base_block(layout: Mapping[str, slice], obs_size: int, n_actions: int) -> tuple[dict[str, slice], int]:
+    """The observation layout and size of a policy over the expert: ``layout`` with :data:`BASE_BLOCK` after it."""
+    if BASE_BLOCK in layout:
+        raise ValueError(f"the observation already has a {BASE_BLOCK!r} block")
+    return {**layout, BASE_BLOCK: slice(obs_size, obs_size + n_actions)}, obs_size + n_actions
+
+
+def has_base_block(layout: Mapping[str, Any] | None) -> bool:
+    """Whether an observation layout (a checkpoint's) is that of a policy trained over the expert."""
+    return layout is not None and BASE_BLOCK in layout
+
+
+class ExpertBaseVectorEnv(VectorWrapper):
+    """A CPU vector env taking residual actions over one expert per world (see the module docstring).
+
+    ``env`` is a :class:`~mskbench.envs.vector.MSKVectorEnv` of a task the expert serves (else a
+    ``ValueError`` naming those). ``info`` adds ``base_actions`` (the ``a_base`` each world executed over),
+    ``executed_actions`` and ``residual_penalty``; ``episode_returns`` are the returns the trainer optimises
+    (penalty included). In ``final_obs`` the base block of a truncated episode is the expert's action at the
+    last state; of a terminated one (nothing is bootstrapped through it), the action it executed over.
+    """
+
+    privileged = True
+
+    def __init__(self, env: Any, *, alpha: float = ALPHA, c_res: float = C_RES):
+        super().__init__(env)
+        worlds = getattr(env, "envs", None)
+        if worlds is None:
+            raise TypeError(f"{type(env).__name__} has no worlds (envs) to bind the expert to: residual RL over "
+                            "the expert trains on the CPU vector env (backend 'cpu')")
+        self.worlds = list(worlds)
+        self.experts = [make_controller("expert", w) for w in self.worlds]
+        self.alpha, self.c_res = float(alpha), float(c_res)
+        self.obs_layout, self.obs_size = with_base_block(env.obs_layout, env.obs_size, env.action_size)
+        self._base = np.zeros((env.num_envs, env.action_size))
+        self._returns = np.zeros(env.num_envs)
+
+    def _start(self, i: int, obs: np.ndarray) -> np.ndarray:
+        """World ``i`` has just restarted at ``obs``: its expert starts the episode and acts."""
+        self.experts[i].reset()
+        self._base[i] = self.experts[i].act(obs)
+        return np.concatenate([obs, self._base[i]]).astype(np.float32)
+
+    def reset(self, seed: int | None = None) -> np.ndarray:
+        obs = self.env.reset(seed=seed)
+        self._returns[:] = 0.0
+        return np.stack([self._start(i, o) for i, o in enumerate(obs)])
+
+    def step(self, actions):
+        a_res = checked_actions(actions, self.num_envs, self.action_size, np.float64)
+        base = self._base.copy()
+        full = combine(base, a_res, self.alpha, np)
+        pen = self.c_res * residual_penalty(a_res, np)
+
+        def step_one(i):
+            o, r, term, trunc, _ = self.worlds[i].step(full[i])
+            if not term:  # the next state's base (at a truncation: the last state's, for the bootstrap)
+                self._base[i] = self.experts[i].act(o)
+            return np.concatenate([o, self._base[i]]), r + pen[i], term, trunc
+
+        def reset_one(i):
+            return self._start(i, self.worlds[i].reset()[0])
+
+        obs, reward, terminated, truncated, info = step_each(self._returns, self.obs_size, step_one, reset_one)
+        return obs, reward, terminated, truncated, {**info, "base_actions": base, "executed_actions": full,
+                                                    "residual_penalty": pen}
+
+
+class ExpertResidualPolicy:
+    """A policy trained over the expert as a policy of the plain task: ``act(obs)`` is the executed action.
+
+    ``expert`` is the expert bound to the env this policy acts in (:func:`~mskbench.control.make_controller`);
+    ``residual`` any policy of the observation with :data:`BASE_BLOCK` appended (a loaded checkpoint).
+    """
+
+    privileged = True
+
+    def __init__(self, expert: Any, residual: Any, alpha: float = ALPHA):
+        self.expert = as_policy(expert)
+        self.residual = as_policy(residual)
+        self.alpha = float(alpha)
+
+    @classmethod
+    def bound(cls, residual: Any, env: Any, alpha: float = ALPHA) -> "ExpertResidualPolicy":
+        """``residual`` over an expert bound to ``env`` (an :class:`~mskbench.envs.MSKEnv` or a wrapper)."""
+        return cls(make_controller("expert", env), residual, alpha)
+
+    def reset(self, seed: int | None = None) -> None:
+        self.expert.reset(seed)
+        self.residual.reset(seed)
+
+    def act(self, obs: np.ndarray) -> np.ndarray:
+        a_base = np.asarray(self.expert.act(obs), np.float64)
+        a_res = np.asarray(self.residual.act(np.concatenate([obs, a_base]).astype(np.float32)), np.float64)
+        return combine(a_base, a_res, self.alpha, np).astype(np.float32)
+
+    def describe(self) -> dict[str, Any]:
+        return {"policy": "residual over the expert", "action": FORMULA, "alpha": self.alpha, "privileged": True}

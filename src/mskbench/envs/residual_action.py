@@ -1,0 +1,21 @@
+"""The residual action map (Eq. 2 / 38): a frozen base action plus a bounded residual, one formula for
+NumPy and JAX (``xp``).
+
+:mod:`mskbench.paradigms.residual` (the residual tasks over a tracking prior) and
+:mod:`mskbench.control.residual` (residual RL over the privileged expert) both execute
+:func:`combine` and pay :func:`residual_penalty`; they live here, below both, so that neither copies them.
+"""
+
+from __future__ import annotations
+
+FORMULA = "clip(a_base + alpha * clip(a_res, -1, 1), -1, 1)"
+
+
+def combine(a_base, a_res, alpha, xp):
+    """Eq. 38: ``clip(a_base + α · clip(a_res, −1, 1), −1, 1)`` (any broadcastable shapes)."""
+    return xp.clip(a_base + alpha * xp.clip(a_res, -1.0, 1.0), -1.0, 1.0)
+
+
+def residual_penalty(a_res, xp):
+    """``mean(a_res²)`` over the last axis (the L2 residual penalty before its weight ``c_res``)."""
+    return xp.mean(a_res**2, axis=-1)
