@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from mskbench.control.registry import make_controller
-from mskbench.envs.residual_action import FORMULA, combine, residual_penalty
+from mskbench.envs.residual_action import ALPHA, C_RES, FORMULA, combine, residual_penalty
 from mskbench.envs.vector import checked_actions, step_each
 from mskbench.envs.wrappers import VectorWrapper
 from mskbench.policies import as_policy
@@ -44,10 +44,6 @@ __all__ = ["ALPHA", "BASE_BLOCK", "C_RES", "FORMULA", "ExpertBaseVectorEnv", "Ex
 
 #: The observation block holding the expert's action ``a_base`` (appended after the task's blocks).
 BASE_BLOCK = "expert/base_action"
-#: α of Eq. 38 over the expert: the residual paradigm's constant α (ResidualRun, ResidualStairs).
-ALPHA = 0.6
-#: ``c_res``, the weight of the residual penalty ``mean(a_res²)``: the residual paradigm's.
-C_RES = -0.02
 
 
 def with_base_block(layout: Mapping[str, slice], obs_size: int, n_actions: int) -> tuple[dict[str, slice], int]:

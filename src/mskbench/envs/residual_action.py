@@ -9,6 +9,10 @@ NumPy and JAX (``xp``).
 from __future__ import annotations
 
 FORMULA = "clip(a_base + alpha * clip(a_res, -1, 1), -1, 1)"
+#: α of Eq. 38 where it is constant (ResidualRun, ResidualStairs, the swing side of ResidualWalk, the expert's base).
+ALPHA = 0.6
+#: ``c_res``: the weight of the residual penalty ``mean(a_res²)`` (the paper's −0.02).
+C_RES = -0.02
 
 
 def combine(a_base, a_res, alpha, xp):

@@ -95,6 +95,7 @@ from typing import Any
 import numpy as np
 
 from mskbench.envs.observation import flatten, layout_of, observation_blocks
+from mskbench.envs.residual_action import ALPHA, C_RES
 from mskbench.tasks.base import InitContext, check_positive, option
 from mskbench.tasks.motion_reference import MOTION_SPEEDS
 from mskbench.tasks.tracking import StairsScene, Tracking
@@ -144,7 +145,7 @@ class Residual(Tracking):
     class Config(Tracking.Config):
         base: str = option("zero", "the frozen base policy: zero, passive, or a checkpoint (.npz file or run "
                                    "directory)")
-        residual_l2_weight: float = option(-0.02, "c_res: weight of the residual penalty mean(a_res²), added by "
+        residual_l2_weight: float = option(C_RES, "c_res: weight of the residual penalty mean(a_res²), added by "
                                                   "the residual wrapper")
         contact_min_n: float = option(1.0, "a foot is in contact when its heel + toe touch exceeds this (N)")
 
@@ -199,7 +200,7 @@ class ResidualWalk(Residual):
         site_dev_max_m: float = option(0.8, "site_deviation above this mean relative site error (m)")
         root_dev_max_m: float = option(2.0, "root_deviation above this pelvis distance from the reference (m)")
         alpha_stance: float = option(0.2, "α of a side whose foot is in contact (Eq. 41)")
-        alpha_swing: float = option(0.6, "α of a side whose foot is in the air (Eq. 41)")
+        alpha_swing: float = option(ALPHA, "α of a side whose foot is in the air (Eq. 41)")
         metabolic_smoothing: float = option(0.1, "λ of Eq. 42 (activation change)")
         metabolic_sum: bool = option(True, "Eq. 42 sums over the muscles (the paper); False: the mean (a68b6ce)")
 
@@ -237,7 +238,7 @@ class ResidualRun(Residual):
         speed_mps: float = option(MOTION_SPEEDS["run"], "reference speed (m/s); also v̂_x of Eq. 43")
         site_dev_max_m: float = option(0.8, "site_deviation above this mean relative site error (m)")
         root_dev_max_m: float = option(2.0, "root_deviation above this pelvis distance from the reference (m)")
-        alpha: float = option(0.6, "residual authority α (Eq. 38)")
+        alpha: float = option(ALPHA, "residual authority α (Eq. 38)")
         flight_relax: float = option(0.5, "in flight the tracking exponents are scaled by 1 − this")
         grf_limit_bw: float = option(2.5, "F_limit of Eq. 44 in body weights")
 
@@ -276,7 +277,7 @@ class ResidualStairs(StairsScene, Residual):
     class Config(Residual.Config):
         speed_mps: float = option(MOTION_SPEEDS["stairs"], "reference speed (m/s)")
         root_dev_max_m: float = option(1.0, "root_deviation above this pelvis distance from the reference (m)")
-        alpha: float = option(0.6, "residual authority α (Eq. 38)")
+        alpha: float = option(ALPHA, "residual authority α (Eq. 38)")
         pacing_dev_m: float = option(0.4, "the reference slows when the planar pelvis deviation reaches this (m)")
         pacing_rate_slow: float = option(0.5, "rate of the reference clock while slowed")
         progress_ahead_s: float = option(1.0, "Eq. 40 targets the reference pelvis this far ahead (s)")
