@@ -104,9 +104,26 @@ def test_the_gate_hands_over_to_the_teacher_where_the_student_strays():
     assert x[0] == pytest.approx(x0) and strays[0] == ((0.25 + 0.5 * x0) ** 2 > 0.01)
 
 
+def test_noise_perturbs_the_executed_action_and_leaves_the_label_clean():
+    env, teacher = ToyEnv(), ToyTeacher()
+    worlds = bc.DaggerWorlds([env], [teacher], [3], rng_seed=0)
+    data = worlds.collect(None, beta=1.0, steps=5, noise=0.1)
+    x = data["obs"][:, 0]
+    # Labels are the teacher's clean action in each state reached ...
+    np.testing.assert_allclose(data["labels"][:, 0], -0.5 * x, rtol=0, atol=1e-6)
+    # ... while the executed step was the label plus noise: the path is not the teacher's halving.
+    executed = x[1:] - x[:-1]
+    deviation = executed - data["labels"][:-1, 0]
+    assert np.all(np.abs(deviation) > 1e-6) and np.std(deviation) < 0.3
+    clean = bc.DaggerWorlds([ToyEnv()], [ToyTeacher()], [3], rng_seed=0).collect(None, beta=1.0, steps=5)
+    np.testing.assert_allclose(clean["obs"][1:, 0], 0.5 * clean["obs"][:-1, 0], rtol=1e-5)
+
+
 def test_bc_config_checks_its_settings():
     with pytest.raises(ValueError, match="beta_decay"):
         bc.BCConfig(beta_decay=1.5)
+    with pytest.raises(ValueError, match="noise"):
+        bc.BCConfig(noise=-0.1)
     with pytest.raises(ValueError, match="hold, expert"):
         bc.BCConfig(teacher="oracle")
     cfg = bc.BCConfig(beta0=1.0, beta_decay=0.5)

@@ -80,6 +80,10 @@ class BCConfig:
     #: on Stand (docs/distillation.md): the student's falls came in the first 400 steps, which a
     #: 1,000-step episode gives a tenth of the data per 100 steps; restarting sooner sees more starts.
     horizon: int | None = None
+    #: Standard deviation of Gaussian noise added to every executed action (clipped to [-1, 1]); the label
+    #: stays the teacher's clean action for the state reached (DART's noise injection): the data set then
+    #: holds the teacher's corrections of perturbed states, not only its own path. 0: none.
+    noise: float = 0.0
     teacher: str = "expert"
     demos: str | None = None
     max_samples: int = 400_000  # the data set keeps the newest this many
@@ -95,6 +99,8 @@ class BCConfig:
                 raise ValueError(f"{name} must be in [0, 1], got {getattr(self, name)}")
         if self.horizon is not None and self.horizon < 1:
             raise ValueError(f"horizon must be >= 1 (or None), got {self.horizon}")
+        if not 0.0 <= self.noise <= 1.0:
+            raise ValueError(f"noise must be in [0, 1], got {self.noise}")
         if self.gate is not None and not self.gate > 0:
             raise ValueError(f"gate must be > 0 (or None), got {self.gate}")
         if self.workers < 0:
@@ -157,11 +163,13 @@ class DaggerWorlds:
         envs = [MSKEnv(copy.deepcopy(task)) for _ in seeds]
         return cls(envs, [make_controller(teacher, env) for env in envs], seeds, rng_seed, horizon)
 
-    def collect(self, student: dict | None, beta: float, steps: int, gate: float | None = None) -> dict[str, Any]:
+    def collect(self, student: dict | None, beta: float, steps: int, gate: float | None = None,
+                noise: float = 0.0) -> dict[str, Any]:
         """``steps`` steps of every world; ``student``: ``{"params", "mean", "std", "clip"}`` or None
         (the teacher acts). ``gate``: the teacher also acts where the student's action differs from its
-        label by more than this (mean squared difference over the action's entries). Returns the
-        observations, labels, rewards, who acted and the finished episodes."""
+        label by more than this (mean squared difference over the action's entries). ``noise``: the
+        standard deviation of Gaussian noise added to the executed action (clipped to [-1, 1]; the label
+        stays clean). Returns the observations, labels, rewards, who acted and the finished episodes."""
         n = len(self.envs)
         obs_out = np.zeros((steps, n, self.obs[0].size), np.float32)
         labels: np.ndarray | None = None
@@ -186,6 +194,8 @@ class DaggerWorlds:
                         action, use_teacher = label, True
                         gated[t, i] = True
                 obs_out[t, i], labels[t, i], teacher_acted[t, i] = obs, label, use_teacher
+                if noise > 0:
+                    action = np.clip(action + self.rng.normal(0.0, noise, action.shape), -1.0, 1.0).astype(np.float32)
                 nxt, r, term, trunc, info = env.step(action)
                 rewards[t, i] = r
                 self.returns[i] += r
@@ -208,7 +218,7 @@ class DaggerWorlds:
 
 
 def _serve(conn, task, seeds, teacher: str, rng_seed: int, horizon: int | None) -> None:
-    """A worker process: its worlds answer ``("collect", student, beta, steps, gate)`` until ``None``."""
+    """A worker process: its worlds answer ``("collect", student, beta, steps, gate, noise)`` until ``None``."""
     worlds = DaggerWorlds.from_task(task, seeds, teacher, rng_seed, horizon)
     conn.send("ready")
     try:
@@ -216,8 +226,8 @@ def _serve(conn, task, seeds, teacher: str, rng_seed: int, horizon: int | None) 
             msg = conn.recv()
             if msg is None:
                 break
-            _, student, beta, steps, gate = msg
-            conn.send(worlds.collect(student, beta, steps, gate))
+            _, student, beta, steps, gate, noise = msg
+            conn.send(worlds.collect(student, beta, steps, gate, noise))
     finally:
         worlds.close()
         conn.close()
@@ -268,11 +278,12 @@ class WorldPool:
             if c.recv() != "ready":
                 raise RuntimeError("a DAgger worker did not start")
 
-    def collect(self, student: dict | None, beta: float, steps: int, gate: float | None = None) -> dict[str, Any]:
+    def collect(self, student: dict | None, beta: float, steps: int, gate: float | None = None,
+                noise: float = 0.0) -> dict[str, Any]:
         if self.local is not None:
-            return self.local.collect(student, beta, steps, gate)
+            return self.local.collect(student, beta, steps, gate, noise)
         for c in self.conns:
-            c.send(("collect", student, beta, steps, gate))
+            c.send(("collect", student, beta, steps, gate, noise))
         parts = [c.recv() for c in self.conns]
         return {"obs": np.concatenate([p["obs"].reshape(steps, -1, p["obs"].shape[-1]) for p in parts], 1)
                 .reshape(-1, parts[0]["obs"].shape[-1]),
@@ -424,7 +435,7 @@ class BCLearner:
         t0 = time.perf_counter()
         beta = cfg.beta(state.iteration)
         student = self._student()
-        data = self.pool.collect(student, 1.0 if student is None else beta, cfg.num_steps, cfg.gate)
+        data = self.pool.collect(student, 1.0 if student is None else beta, cfg.num_steps, cfg.gate, cfg.noise)
         self._add(data["obs"], data["labels"])
         self._new = (data["obs"], data["labels"]) if self._new is None else \
             (np.concatenate([self._new[0], data["obs"]]), np.concatenate([self._new[1], data["labels"]]))
