@@ -124,6 +124,8 @@ def test_bc_config_checks_its_settings():
         bc.BCConfig(beta_decay=1.5)
     with pytest.raises(ValueError, match="noise"):
         bc.BCConfig(noise=-0.1)
+    with pytest.raises(ValueError, match="std_floor"):
+        bc.BCConfig(std_floor=-0.01)
     with pytest.raises(ValueError, match="hold, expert"):
         bc.BCConfig(teacher="oracle")
     cfg = bc.BCConfig(beta0=1.0, beta_decay=0.5)
@@ -187,6 +189,28 @@ def test_bc_run_resumes_with_its_data_and_loads_as_a_ppo_policy(tmp_path):
         _small_bc(out, 32, resume=True, learning_rate=1e-3)
     with pytest.raises(ValueError, match=r"other settings \(horizon\)"):  # a new key, set: a difference
         _small_bc(out, 32, resume=True, horizon=3)
+
+
+def test_std_floor_is_what_the_student_divides_by_wherever_it_loads(tmp_path):
+    from mskbench.agents.checkpoint import load_policy
+    from mskbench.envs import MSKEnv
+
+    out = tmp_path / "bc"
+    _small_bc(out, 8, std_floor=0.5)
+    ckpt = out / "checkpoint.npz"
+    with np.load(ckpt) as z:
+        raw, var, mean = z["bc_norm_var"], z["norm/var"], z["norm/mean"]
+        params = [{"w": z[f"params/policy/{i}/w"], "b": z[f"params/policy/{i}/b"]} for i in range(2)]
+        cfg = bc.BCConfig(**{k: v for k, v in __import__("json").loads(str(z["bc_config"])).items()})
+    assert (raw < 0.25).any()  # the floor bites on this run's statistics ...
+    np.testing.assert_allclose(var, np.maximum(raw, 0.25))  # ... and the checkpoint's normalisation is floored
+    env = MSKEnv("Stand")
+    obs, _ = env.reset(seed=3)
+    x = np.clip((obs - mean) / np.sqrt(var + 1e-8), -10, 10).astype(np.float32)
+    np.testing.assert_allclose(load_policy(ckpt, env.obs_layout, obs.size).act(obs), bc.student_action(params, x),
+                               atol=1e-5)
+    resumed = bc.load_checkpoint(ckpt, cfg, env.obs_layout)  # the running statistics come back unfloored
+    np.testing.assert_array_equal(resumed.norm.var, raw)
 
 
 def test_ppo_init_loads_the_actor_exactly_and_warms_the_critic_up(tmp_path):

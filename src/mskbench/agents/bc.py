@@ -84,6 +84,11 @@ class BCConfig:
     #: stays the teacher's clean action for the state reached (DART's noise injection): the data set then
     #: holds the teacher's corrections of perturbed states, not only its own path. 0: none.
     noise: float = 0.0
+    #: The smallest standard deviation the observation's normalisation divides by (observation units; 0:
+    #: PPO's 1e-4). Standing, many entries barely move (muscle lengths: median std 0.4 mm over the expert's
+    #: first 1,000 steps on Stand): divided by that spread, a centimetre off the teacher's path is 10+
+    #: standard deviations, and the student meets such inputs the moment it errs.
+    std_floor: float = 0.0
     teacher: str = "expert"
     demos: str | None = None
     max_samples: int = 400_000  # the data set keeps the newest this many
@@ -101,6 +106,8 @@ class BCConfig:
             raise ValueError(f"horizon must be >= 1 (or None), got {self.horizon}")
         if not 0.0 <= self.noise <= 1.0:
             raise ValueError(f"noise must be in [0, 1], got {self.noise}")
+        if not self.std_floor >= 0.0:
+            raise ValueError(f"std_floor must be >= 0, got {self.std_floor}")
         if self.gate is not None and not self.gate > 0:
             raise ValueError(f"gate must be > 0 (or None), got {self.gate}")
         if self.workers < 0:
@@ -109,6 +116,13 @@ class BCConfig:
 
         check_controller(self.teacher)
         self.hidden = tuple(self.hidden)
+
+    def policy_norm(self, norm: RunningNorm) -> RunningNorm:
+        """The normalisation the student uses: the running statistics, their variance floored at
+        ``std_floor``² (what its checkpoint stores as ``norm/var``)."""
+        if self.std_floor <= 0:
+            return norm
+        return RunningNorm(norm.mean, np.maximum(norm.var, self.std_floor**2), norm.count, norm.clip)
 
     def beta(self, iteration: int) -> float:
         """The teacher's share of the executed actions at ``iteration`` (0-based)."""
@@ -426,8 +440,8 @@ class BCLearner:
         if self.state.iteration == 0:  # the first iteration is the teacher's
             return None
         params = [{k: np.asarray(v) for k, v in layer.items()} for layer in self.state.params]
-        return {"params": params, "mean": self.state.norm.mean, "std": np.sqrt(self.state.norm.var + 1e-8),
-                "clip": self.state.norm.clip}
+        norm = self.cfg.policy_norm(self.state.norm)
+        return {"params": params, "mean": norm.mean, "std": np.sqrt(norm.var + 1e-8), "clip": norm.clip}
 
     def iterate(self, deadline: float | None = None) -> dict:
         _, jnp = _jax()
@@ -442,7 +456,7 @@ class BCLearner:
         collect_s = time.perf_counter() - t0
         obs = np.concatenate(self._obs)
         labels = np.concatenate(self._labels)
-        x = jnp.asarray(state.norm(obs))
+        x = jnp.asarray(cfg.policy_norm(state.norm)(obs))
         idx = self.rng.integers(0, len(obs), size=(cfg.updates, cfg.minibatch_size))
         params, opt_state, losses, sq = self.fit(state.params, state.opt_state, x, jnp.asarray(labels),
                                                  jnp.asarray(idx))
@@ -471,7 +485,8 @@ class BCLearner:
 
         if self.deterministic is None:
             self.deterministic = make_functions(self.cfg.actor_config(), None)[2]
-        return make_policy({"policy": self.state.params}, self.state.norm, self.cfg.actor_config(), None,
+        return make_policy({"policy": self.state.params}, self.cfg.policy_norm(self.state.norm),
+                           self.cfg.actor_config(), None,
                            self.deterministic)
 
     def save(self, path: Path) -> None:
@@ -508,12 +523,14 @@ def read_demos(path: str | Path, task: str, layout: Mapping[str, slice]) -> tupl
 # -- checkpoints -------------------------------------------------------------------------------------------
 def save_checkpoint(path: Path, state: BCState, cfg: BCConfig, layout: Mapping[str, slice] | None = None) -> None:
     """The student in PPO's layout (``params/policy``, ``params/log_std``, ``norm/``, ``config`` as PPO's
-    actor config), plus the format, the optimiser and the BC settings."""
+    actor config), plus the format, the optimiser and the BC settings. ``norm/var`` is the variance the
+    student divides by (floored, :meth:`BCConfig.policy_norm`); ``bc_norm_var`` the running one."""
     flat = {f"params/policy/{k}": v for k, v in flatten_tree(state.params).items()}
     flat["params/log_std"] = np.asarray(state.log_std, np.float32)
     flat.update({f"opt/{k}": v for k, v in flatten_tree(state.opt_state).items()})
     flat.update({"format": np.array(FORMAT), "format_version": np.array(CHECKPOINT_VERSION),
-                 "norm/mean": state.norm.mean, "norm/var": state.norm.var, "norm/count": np.array(state.norm.count),
+                 "norm/mean": state.norm.mean, "norm/var": cfg.policy_norm(state.norm).var,
+                 "bc_norm_var": state.norm.var, "norm/count": np.array(state.norm.count),
                  "steps": np.array(state.steps), "iteration": np.array(state.iteration),
                  "config": np.array(json.dumps(asdict(cfg.actor_config()))),
                  "bc_config": np.array(json.dumps(asdict(cfg)))})
@@ -539,7 +556,8 @@ def load_checkpoint(path: str | Path, expect_config: BCConfig, expect_layout: Ma
         params = unflatten_tree({k[len("params/policy/"):]: jnp.asarray(z[k]) for k in z.files
                                  if k.startswith("params/policy/")})
         opt = unflatten_tree({k[len("opt/"):]: jnp.asarray(z[k]) for k in z.files if k.startswith("opt/")})
-        norm = RunningNorm(z["norm/mean"].copy(), z["norm/var"].copy(), float(z["norm/count"]))
+        var = z["bc_norm_var"] if "bc_norm_var" in z.files else z["norm/var"]
+        norm = RunningNorm(z["norm/mean"].copy(), var.copy(), float(z["norm/count"]))
         return BCState(params, opt, norm, z["params/log_std"].copy(), int(z["steps"]), int(z["iteration"]))
 
 
@@ -556,7 +574,7 @@ def export_policy(src: str | Path, dst: str | Path) -> Path:
     """The student alone (no optimiser, no BC settings): it evaluates like ``src`` and cannot be resumed."""
     dst = Path(dst)
     with np.load(src, allow_pickle=False) as z:
-        kept = {k: z[k] for k in z.files if not k.startswith(("opt/", "bc_config"))}
+        kept = {k: z[k] for k in z.files if not k.startswith(("opt/", "bc_config", "bc_norm_var"))}
     kept["policy_only"] = np.array(True)
     savez_atomic(dst, kept)
     return dst
