@@ -124,6 +124,8 @@ def test_bc_config_checks_its_settings():
         bc.BCConfig(beta_decay=1.5)
     with pytest.raises(ValueError, match="noise"):
         bc.BCConfig(noise=-0.1)
+    with pytest.raises(ValueError, match="valid: excitation, activation"):
+        bc.BCConfig(loss="force")
     with pytest.raises(ValueError, match="std_floor"):
         bc.BCConfig(std_floor=-0.01)
     with pytest.raises(ValueError, match="hold, expert"):
@@ -152,11 +154,46 @@ def test_bc_loss_falls_on_recorded_data(tmp_path):
     norm.update(obs)
     idx = np.random.default_rng(0).integers(0, len(obs), (cfg.updates, cfg.minibatch_size))
     _, _, losses, _ = bc.make_fit(cfg)(params, adam_init(params), jnp.asarray(norm(obs)), jnp.asarray(labels),
+                                        jnp.zeros((len(obs), 0)),
                                         jnp.asarray(idx))
     losses = np.asarray(losses)
     assert losses[-10:].mean() < 0.5 * losses[:5].mean()
     with pytest.raises(ValueError, match="not Walk"):
         bc.read_demos(path, "Walk", env.obs_layout)
+
+
+def test_activation_space_predicts_the_simulators_activations_and_fits_in_them():
+    import jax
+    import jax.numpy as jnp
+
+    from mskbench.agents.ppo_networks import RunningNorm, adam_init, mlp_init
+    from mskbench.envs import MSKEnv
+
+    env = MSKEnv("Stand")
+    space = bc.ActivationSpace(env, env.obs_layout)
+    rng = np.random.default_rng(0)
+    obs, _ = env.reset(seed=0)
+    rows, labels = [], []
+    for _ in range(30):
+        action = rng.uniform(-1, 1, 416).astype(np.float32)
+        nxt, *_ = env.step(action)
+        # what the simulator's activations became is what the space says the action reaches
+        np.testing.assert_allclose(nxt[space.act], space.reached(obs[space.act], action), atol=1e-5)
+        rows.append(obs)
+        labels.append(action)
+        obs = nxt
+    assert space.distance(obs, labels[0], labels[0]) == 0.0
+    assert space.distance(obs, labels[0], labels[1]) > 0.0
+    obs, labels = np.array(rows), np.array(labels)
+    cfg = bc.BCConfig(updates=300, minibatch_size=16, hidden=(32,), learning_rate=3e-3, loss="activation")
+    params = mlp_init(jax.random.PRNGKey(0), [obs.shape[1], 32, 416], last_scale=0.01)
+    norm = RunningNorm.create(obs.shape[1])
+    norm.update(obs)
+    idx = rng.integers(0, len(obs), (cfg.updates, cfg.minibatch_size))
+    _, _, losses, _ = bc.make_fit(cfg, space)(params, adam_init(params), jnp.asarray(norm(obs)), jnp.asarray(labels),
+                                              jnp.asarray(obs[:, space.act]), jnp.asarray(idx))
+    losses = np.asarray(losses)
+    assert losses[-10:].mean() < 0.5 * losses[:5].mean()
 
 
 def _small_bc(out, steps, **kw):

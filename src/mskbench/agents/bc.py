@@ -55,6 +55,8 @@ CHECKPOINT_VERSION = 1
 DATA_DIR = "dagger"
 #: Bounds of the fitted log-std (std 0.02 .. 0.61, PPO's initial).
 LOG_STD_RANGE = (-4.0, -0.5)
+#: What the fit compares (:attr:`BCConfig.loss`).
+LOSSES = ("excitation", "activation")
 
 
 @dataclass
@@ -89,6 +91,12 @@ class BCConfig:
     #: first 1,000 steps on Stand): divided by that spread, a centimetre off the teacher's path is 10+
     #: standard deviations, and the student meets such inputs the moment it errs.
     std_floor: float = 0.0
+    #: What the fit and the gate compare: ``excitation`` (the actions themselves) or ``activation`` (the
+    #: muscle activations the student's and the teacher's actions reach from the observed activations by
+    #: the end of the control step, MuJoCo's activation dynamics). The expert's excitations switch between
+    #: their bounds from step to step where its planned activations move smoothly (mean squared
+    #: step-to-step change of its actions: Stand 0.010, Powerlift 0.083, SingleLegStand 0.13, Sit 0.36).
+    loss: str = "excitation"
     teacher: str = "expert"
     demos: str | None = None
     max_samples: int = 400_000  # the data set keeps the newest this many
@@ -106,6 +114,8 @@ class BCConfig:
             raise ValueError(f"horizon must be >= 1 (or None), got {self.horizon}")
         if not 0.0 <= self.noise <= 1.0:
             raise ValueError(f"noise must be in [0, 1], got {self.noise}")
+        if self.loss not in LOSSES:
+            raise ValueError(f"unknown loss {self.loss!r}; valid: {', '.join(LOSSES)}")
         if not self.std_floor >= 0.0:
             raise ValueError(f"std_floor must be >= 0, got {self.std_floor}")
         if self.gate is not None and not self.gate > 0:
@@ -135,6 +145,33 @@ class BCConfig:
 
 
 # -- the worlds and their teachers --------------------------------------------------------------------
+class ActivationSpace:
+    """Actions compared by the muscle activations they reach: from the activations an observation holds
+    (``act``, the ``muscle_activation`` block), one control step of MuJoCo's activation dynamics
+    (:func:`mskbench.sim.muscles.activation_after`) holding the action's excitations."""
+
+    def __init__(self, env: Any, obs_layout: Mapping[str, slice]):
+        from mskbench.sim.muscles import MuscleParams
+
+        self.params = MuscleParams(env.model, env.handles.muscle_ids)
+        self.dt_s, self.n_steps = float(env.model.opt.timestep), int(env.sim.frame_skip)
+        self.action_map = env.action_map
+        self.act = obs_layout["muscle_activation"]
+
+    def reached(self, act: Any, action: Any, xp: Any = np) -> Any:
+        """The activations reached from ``act`` by the end of the step holding ``action``."""
+        from mskbench.envs.action_map import excitation
+        from mskbench.sim.muscles import activation_after
+
+        u = excitation(xp.clip(action, -1.0, 1.0), self.action_map, xp)
+        return activation_after(self.params, xp.clip(act, 0.0, 1.0), u, self.dt_s, self.n_steps, xp)
+
+    def distance(self, obs: np.ndarray, a: np.ndarray, b: np.ndarray) -> float:
+        """Mean squared difference of the activations ``a`` and ``b`` reach from ``obs``'s."""
+        act = np.asarray(obs, np.float64)[self.act]
+        return float(np.mean((self.reached(act, a) - self.reached(act, b)) ** 2))
+
+
 def student_action(params: list[dict[str, np.ndarray]], x: np.ndarray) -> np.ndarray:
     """The student's deterministic action for normalised ``x`` in NumPy (PPO's MLP: tanh between
     layers, the mean clipped to [-1, 1])."""
@@ -179,9 +216,10 @@ class DaggerWorlds:
 
     def collect(self, student: dict | None, beta: float, steps: int, gate: float | None = None,
                 noise: float = 0.0) -> dict[str, Any]:
-        """``steps`` steps of every world; ``student``: ``{"params", "mean", "std", "clip"}`` or None
-        (the teacher acts). ``gate``: the teacher also acts where the student's action differs from its
-        label by more than this (mean squared difference over the action's entries). ``noise``: the
+        """``steps`` steps of every world; ``student``: ``{"params", "mean", "std", "clip"}`` (and ``space``,
+        an :class:`ActivationSpace`, or None) or None (the teacher acts). ``gate``: the teacher also acts
+        where the student's action differs from its label by more than this (mean squared difference over
+        the action's entries, or over the activations they reach where ``space`` is given). ``noise``: the
         standard deviation of Gaussian noise added to the executed action (clipped to [-1, 1]; the label
         stays clean). Returns the observations, labels, rewards, who acted and the finished episodes."""
         n = len(self.envs)
@@ -204,7 +242,10 @@ class DaggerWorlds:
                     x = (np.asarray(obs, np.float64) - student["mean"]) / student["std"]
                     x = np.clip(x, -student["clip"], student["clip"]).astype(np.float32)
                     action = student_action(student["params"], x)
-                    if gate is not None and float(np.mean((action - label) ** 2)) > gate:
+                    space = student.get("space")
+                    dist = space.distance(obs, action, label) if space is not None else \
+                        float(np.mean((action - label) ** 2))
+                    if gate is not None and dist > gate:
                         action, use_teacher = label, True
                         gated[t, i] = True
                 obs_out[t, i], labels[t, i], teacher_acted[t, i] = obs, label, use_teacher
@@ -324,22 +365,29 @@ class WorldPool:
 
 
 # -- the learner ---------------------------------------------------------------------------------------
-def make_fit(cfg: BCConfig):
-    """Jitted ``fit(params, opt_state, obs, labels, idx) -> (params, opt_state, mean loss, squared residuals)``:
-    one Adam step per row of ``idx`` (minibatch indices into the normalised ``obs`` and ``labels``)."""
+def make_fit(cfg: BCConfig, space: ActivationSpace | None = None):
+    """Jitted ``fit(params, opt_state, obs, labels, acts, idx) -> (params, opt_state, losses, squared
+    residuals)``: one Adam step per row of ``idx`` (minibatch indices into the normalised ``obs``, the
+    ``labels`` and the observed activations ``acts``). The loss: the mean squared difference between the
+    student's mean action and the label, or (``space`` given) between the activations the two reach from
+    ``acts``; the residuals are the actions' either way."""
     jax, jnp = _jax()
 
-    def loss_fn(params, x, y):
-        err = mlp_apply(params, x) - y
-        return jnp.mean(err**2), err
+    def loss_fn(params, x, y, a0):
+        mean = mlp_apply(params, x)
+        err = mean - y
+        if space is None:
+            return jnp.mean(err**2), err
+        gap = space.reached(a0, mean, jnp) - space.reached(a0, y, jnp)
+        return jnp.mean(gap**2), err
 
     grad_fn = jax.value_and_grad(loss_fn, has_aux=True)
 
     @jax.jit
-    def fit(params, opt_state, obs, labels, idx):
+    def fit(params, opt_state, obs, labels, acts, idx):
         def step(carry, rows):
             params, opt_state = carry
-            (loss, err), grads = grad_fn(params, obs[rows], labels[rows])
+            (loss, err), grads = grad_fn(params, obs[rows], labels[rows], acts[rows])
             params, opt_state, _ = adam_update(grads, opt_state, params, cfg.learning_rate, cfg.max_grad_norm)
             return (params, opt_state), (loss, jnp.mean(err**2, axis=0))
 
@@ -377,7 +425,8 @@ class BCLearner:
         self.env, self.cfg, self.task = env, cfg, task
         self.obs_layout = dict(env.obs_layout)
         self.obs_size, self.action_size = int(env.obs_size), int(env.action_size)
-        self.fit = make_fit(cfg)
+        self.space = ActivationSpace(envs[0], self.obs_layout) if cfg.loss == "activation" else None
+        self.fit = make_fit(cfg, self.space)
         self.deterministic = None
         self._obs: list[np.ndarray] = []
         self._labels: list[np.ndarray] = []
@@ -441,7 +490,8 @@ class BCLearner:
             return None
         params = [{k: np.asarray(v) for k, v in layer.items()} for layer in self.state.params]
         norm = self.cfg.policy_norm(self.state.norm)
-        return {"params": params, "mean": norm.mean, "std": np.sqrt(norm.var + 1e-8), "clip": norm.clip}
+        return {"params": params, "mean": norm.mean, "std": np.sqrt(norm.var + 1e-8), "clip": norm.clip,
+                "space": self.space}
 
     def iterate(self, deadline: float | None = None) -> dict:
         _, jnp = _jax()
@@ -457,8 +507,9 @@ class BCLearner:
         obs = np.concatenate(self._obs)
         labels = np.concatenate(self._labels)
         x = jnp.asarray(cfg.policy_norm(state.norm)(obs))
+        acts = jnp.asarray(obs[:, self.space.act] if self.space is not None else np.zeros((len(obs), 0), np.float32))
         idx = self.rng.integers(0, len(obs), size=(cfg.updates, cfg.minibatch_size))
-        params, opt_state, losses, sq = self.fit(state.params, state.opt_state, x, jnp.asarray(labels),
+        params, opt_state, losses, sq = self.fit(state.params, state.opt_state, x, jnp.asarray(labels), acts,
                                                  jnp.asarray(idx))
         tail = max(1, cfg.updates // 4)  # the residuals of the last quarter of the steps
         rms = np.sqrt(np.asarray(sq)[-tail:].mean(0))
