@@ -18,8 +18,9 @@ reads the simulator of the world it labels. The student is the network PPO train
 2. **aggregate**: the observations and labels join the data set of every earlier iteration
    (DAgger's aggregation; ``demos``, a file of ``mskbench record``, can seed it).
 3. **fit**: ``updates`` Adam steps on minibatches drawn uniformly from the whole data set, the loss
-   the mean squared error between the student's mean action and the label; observations normalised
-   by the running statistics of every observation collected. The log-std of the checkpoint's
+   the mean squared error between the student's mean action and the label (``loss="activation"``:
+   between the activations the two reach); observations normalised by the running statistics of every
+   observation collected, their standard deviation at least ``std_floor``. The log-std of the checkpoint's
    Gaussian is then the maximum-likelihood one of the residuals (per muscle, over the last
    minibatches), so PPO started from it (``mskbench train --algo ppo --init RUN``) explores about as
    far as the student errs.
@@ -47,6 +48,7 @@ import numpy as np
 
 from mskbench.agents.base import PolicyCheckpoint, check_obs_layout, flatten_tree, layout_json, savez_atomic
 from mskbench.agents.base import unflatten_tree
+from mskbench.agents.bc_student import ActivationSpace, read_demos, student_action  # noqa: F401 (the API)
 from mskbench.agents.ppo_networks import PPOConfig, RunningNorm, _jax, adam_init, adam_update, mlp_apply, mlp_init
 
 FORMAT = "mskbench-bc"
@@ -74,7 +76,7 @@ class BCConfig:
     beta0: float = 1.0
     beta_decay: float = 0.7
     #: The teacher also acts where the student's action is farther than this from the label (mean squared
-    #: difference; None: never): the worlds stay near the teacher's states while the student is poor.
+    #: difference, in the units ``loss`` compares; None: never): the worlds stay near the teacher's states while the student is poor.
     #: Measured on Stand (docs/distillation.md): without it the student's falls filled the data set with
     #: the teacher's labels of falling states (label variance 0.55 against 0.03 standing).
     gate: float | None = 0.03
@@ -93,9 +95,8 @@ class BCConfig:
     std_floor: float = 0.0
     #: What the fit and the gate compare: ``excitation`` (the actions themselves) or ``activation`` (the
     #: muscle activations the student's and the teacher's actions reach from the observed activations by
-    #: the end of the control step, MuJoCo's activation dynamics). The expert's excitations switch between
-    #: their bounds from step to step where its planned activations move smoothly (mean squared
-    #: step-to-step change of its actions: Stand 0.010, Powerlift 0.083, SingleLegStand 0.13, Sit 0.36).
+    #: the end of the control step, MuJoCo's activation dynamics). The expert's excitations jump from step
+    #: to step (mean squared change: Stand 0.009, Powerlift 0.083, Sit 0.66; benchmarks/teacher_chatter.py).
     loss: str = "excitation"
     teacher: str = "expert"
     demos: str | None = None
@@ -145,43 +146,6 @@ class BCConfig:
 
 
 # -- the worlds and their teachers --------------------------------------------------------------------
-class ActivationSpace:
-    """Actions compared by the muscle activations they reach: from the activations an observation holds
-    (``act``, the ``muscle_activation`` block), one control step of MuJoCo's activation dynamics
-    (:func:`mskbench.sim.muscles.activation_after`) holding the action's excitations."""
-
-    def __init__(self, env: Any, obs_layout: Mapping[str, slice]):
-        from mskbench.sim.muscles import MuscleParams
-
-        self.params = MuscleParams(env.model, env.handles.muscle_ids)
-        self.dt_s, self.n_steps = float(env.model.opt.timestep), int(env.sim.frame_skip)
-        self.action_map = env.action_map
-        self.act = obs_layout["muscle_activation"]
-
-    def reached(self, act: Any, action: Any, xp: Any = np) -> Any:
-        """The activations reached from ``act`` by the end of the step holding ``action``."""
-        from mskbench.envs.action_map import excitation
-        from mskbench.sim.muscles import activation_after
-
-        u = excitation(xp.clip(action, -1.0, 1.0), self.action_map, xp)
-        return activation_after(self.params, xp.clip(act, 0.0, 1.0), u, self.dt_s, self.n_steps, xp)
-
-    def distance(self, obs: np.ndarray, a: np.ndarray, b: np.ndarray) -> float:
-        """Mean squared difference of the activations ``a`` and ``b`` reach from ``obs``'s."""
-        act = np.asarray(obs, np.float64)[self.act]
-        return float(np.mean((self.reached(act, a) - self.reached(act, b)) ** 2))
-
-
-def student_action(params: list[dict[str, np.ndarray]], x: np.ndarray) -> np.ndarray:
-    """The student's deterministic action for normalised ``x`` in NumPy (PPO's MLP: tanh between
-    layers, the mean clipped to [-1, 1])."""
-    for i, layer in enumerate(params):
-        x = x @ layer["w"] + layer["b"]
-        if i < len(params) - 1:
-            x = np.tanh(x)
-    return np.clip(x, -1.0, 1.0)
-
-
 class DaggerWorlds:
     """Worlds, each with a teacher that labels every state it is in.
 
@@ -557,18 +521,6 @@ class BCLearner:
             self.pool.close()
         except Exception:  # noqa: BLE001 - interpreter shutdown
             pass
-
-
-# -- demonstrations ---------------------------------------------------------------------------------------
-def read_demos(path: str | Path, task: str, layout: Mapping[str, slice]) -> tuple[np.ndarray, np.ndarray]:
-    """The observations and actions of a demonstrations file (``mskbench record``) of ``task``."""
-    with np.load(path, allow_pickle=False) as z:
-        if "format" not in z.files or str(z["format"]) != "mskbench-demos":
-            raise ValueError(f"{path} is not a demonstrations file of mskbench record")
-        if str(z["task"]) != task:
-            raise ValueError(f"{path} holds demonstrations of {z['task']}, not {task}")
-        check_obs_layout(path, str(z["obs_layout"]), layout, None, 0)
-        return np.asarray(z["observation"], np.float32), np.asarray(z["action"], np.float32)
 
 
 # -- checkpoints -------------------------------------------------------------------------------------------
