@@ -238,7 +238,7 @@ def test_std_floor_is_what_the_student_divides_by_wherever_it_loads(tmp_path):
     with np.load(ckpt) as z:
         raw, var, mean = z["bc_norm_var"], z["norm/var"], z["norm/mean"]
         params = [{"w": z[f"params/policy/{i}/w"], "b": z[f"params/policy/{i}/b"]} for i in range(2)]
-        cfg = bc.BCConfig(**{k: v for k, v in __import__("json").loads(str(z["bc_config"])).items()})
+        cfg = bc.BCConfig(**json.loads(str(z["bc_config"])))
     assert (raw < 0.25).any()  # the floor bites on this run's statistics ...
     np.testing.assert_allclose(var, np.maximum(raw, 0.25))  # ... and the checkpoint's normalisation is floored
     env = MSKEnv("Stand")
