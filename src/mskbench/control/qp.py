@@ -32,7 +32,7 @@ grams), and the muscles that act on nothing else get a constant low excitation (
 
 Cost (weights in :class:`Weights`): task accelerations (centre of mass, body orientations, points
 such as a hand or a lifted foot, the supports), posture (joint accelerations towards a PD target),
-``w_a‖a‖²``, small ``‖f‖²``, ``w_r‖r‖²``. Task rows enter through slack variables so the Hessian is
+``w_a‖a‖²`` (and, if asked, ``w_da‖a − a₀‖²`` from the current activations ``a₀``), small ``‖f‖²``, ``w_r‖r‖²``. Task rows enter through slack variables so the Hessian is
 diagonal; the QP is solved with PIQP (a sparse interior-point solver).
 """
 
@@ -64,6 +64,11 @@ class Weights:
     point: float = 1e3
     support: float = 1e3
     activation: float = 10.0
+    #: Per squared change of a muscle's mean activation over the step from its current activation (what an
+    #: excitation equal to that activation holds). 0 (the default): the QP may move each activation to
+    #: either end of what one step can reach, so its excitations jump between their bounds from step to
+    #: step; a positive weight keeps them near the current activations (a smoother controller).
+    activation_rate: float = 0.0
     reserve: float = 1e4
     soft_rows: float = 100.0
     force: float = 1e-6
@@ -519,6 +524,9 @@ class WholeBodyQP:
         lb[ia:ifo], ub[ia:ifo] = lo_a, hi_a
         lb[ifo + soft_rows] = 0.0
         lb[ifs:ir] = 0.0
+        if w.activation_rate > 0:
+            Pd[ia:ifo] += w.activation_rate
+            qlin[ia:ifo] -= w.activation_rate * act
         x, status = _solve(sp.diags(Pd, format="csc"), qlin, Aeq, beq, lb, ub)
         if not np.all(np.isfinite(x)):
             raise RuntimeError(f"the whole-body QP failed ({status}): non-finite solution")

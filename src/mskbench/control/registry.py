@@ -42,8 +42,14 @@ def behaviour_for(name: str, task: str) -> Behaviour:
     return EXPERT_BEHAVIOURS[tid]()
 
 
-def make_controller(name: str, env) -> ExpertPolicy:
+def make_controller(name: str, env, activation_rate: float = 0.0) -> ExpertPolicy:
     """The privileged built-in policy ``name`` (``expert`` or ``hold``) for ``env`` (an
-    :class:`~mskbench.envs.MSKEnv` or a wrapper of one): it reads that environment's simulator."""
+    :class:`~mskbench.envs.MSKEnv` or a wrapper of one): it reads that environment's simulator.
+    ``activation_rate``: its QP's :attr:`~mskbench.control.qp.Weights.activation_rate` (0: the
+    behaviour's own weights, the expert every result of the docs names)."""
+    if not activation_rate >= 0.0:
+        raise ValueError(f"activation_rate must be >= 0, got {activation_rate}")
     base = getattr(env, "unwrapped", env)
-    return ExpertPolicy(base, behaviour_for(name, base.task.name), name=name)
+    policy = ExpertPolicy(base, behaviour_for(name, base.task.name), name=name)
+    policy.qp.weights.activation_rate = float(activation_rate)
+    return policy
