@@ -6,10 +6,12 @@ task, the mean squared step-to-step change of its actions (the excitation chatte
 measured on the muscle activations the actions reach (:class:`mskbench.agents.bc.ActivationSpace`:
 the activations the current action reaches against those the previous action would have reached, from
 the same observed activations), the share of its excitations at a bound, and per observation block the
-median standard deviation over the visited states. ``--json`` writes the rows.
+median standard deviation over the visited states. ``--teacher-rate`` gives the expert's QP that
+``activation_rate`` weight (``mskbench train --algo bc --set teacher_rate=...``). ``--json`` writes the rows.
 
     python benchmarks/teacher_chatter.py --tasks Stand,Powerlift,SingleLegStand,Sit,Squat,Reach \\
         --json docs/distillation/teacher_chatter.json
+    python benchmarks/teacher_chatter.py --tasks Stand --teacher-rate 1000 --json docs/distillation/teacher_chatter_rate1000.json
 """
 
 from __future__ import annotations
@@ -20,12 +22,13 @@ import json
 import numpy as np
 
 
-def measure(task: str, worlds: int, steps: int) -> dict:
+def measure(task: str, worlds: int, steps: int, teacher_rate: float = 0.0) -> dict:
     from mskbench.agents.bc import ActivationSpace, DaggerWorlds
     from mskbench.envs.action_map import excitation
     from mskbench.tasks import make_task
 
-    pool = DaggerWorlds.from_task(make_task(task), list(range(worlds)), "expert", rng_seed=0)
+    pool = DaggerWorlds.from_task(make_task(task), list(range(worlds)), "expert", rng_seed=0,
+                                  teacher_rate=teacher_rate)
     try:
         data = pool.collect(None, 1.0, steps)
         env = pool.envs[0]
@@ -40,7 +43,7 @@ def measure(task: str, worlds: int, steps: int) -> dict:
         spread = obs.reshape(steps * worlds, -1).astype(np.float64).std(0)
         blocks = {name: {"median_std": float(np.median(spread[s])), "under_1e-3": int((spread[s] < 1e-3).sum()),
                          "size": int(s.stop - s.start)} for name, s in env.obs_layout.items()}
-        return {"task": task, "worlds": worlds, "steps": steps, "excitation_change": exc_change,
+        return {"task": task, "teacher_rate": teacher_rate, "worlds": worlds, "steps": steps, "excitation_change": exc_change,
                 "activation_change": act_change, "excitations_at_bound": at_bound, "obs_spread": blocks,
                 "episodes_ended": len(data["finished"])}
     finally:
@@ -52,19 +55,21 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--tasks", default="Stand,Powerlift,SingleLegStand,Sit,Squat,Reach")
     ap.add_argument("--worlds", type=int, default=4)
     ap.add_argument("--steps", type=int, default=250)
+    ap.add_argument("--teacher-rate", type=float, default=0.0)
     ap.add_argument("--json", default=None)
     args = ap.parse_args(argv)
     rows = []
     print("| task | excitation change | activation change | excitations at a bound | muscle_length median std (m) |")
     print("|---|---|---|---|---|")
     for task in args.tasks.split(","):
-        r = measure(task.strip(), args.worlds, args.steps)
+        r = measure(task.strip(), args.worlds, args.steps, args.teacher_rate)
         rows.append(r)
         print(f"| {r['task']} | {r['excitation_change']:.4f} | {r['activation_change']:.5f} | "
               f"{100 * r['excitations_at_bound']:.0f} % | {r['obs_spread']['muscle_length']['median_std']:.1e} |")
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"worlds": args.worlds, "steps": args.steps, "rows": rows}, f, indent=2)
+            json.dump({"worlds": args.worlds, "steps": args.steps, "teacher_rate": args.teacher_rate, "rows": rows},
+                      f, indent=2)
 
 
 if __name__ == "__main__":

@@ -130,6 +130,8 @@ def test_bc_config_checks_its_settings():
         bc.BCConfig(std_floor=-0.01)
     with pytest.raises(ValueError, match="hold, expert"):
         bc.BCConfig(teacher="oracle")
+    with pytest.raises(ValueError, match="teacher_rate"):
+        bc.BCConfig(teacher_rate=-1.0)
     cfg = bc.BCConfig(beta0=1.0, beta_decay=0.5)
     assert [cfg.beta(i) for i in range(3)] == [1.0, 0.5, 0.25]
 

@@ -99,6 +99,11 @@ class BCConfig:
     #: to step (mean squared change: Stand 0.009, Powerlift 0.083, Sit 0.66; benchmarks/teacher_chatter.py).
     loss: str = "excitation"
     teacher: str = "expert"
+    #: The teacher's QP weight on each activation's change over the step
+    #: (:attr:`mskbench.control.qp.Weights.activation_rate`; 0: the expert as it is). Measured on Stand
+    #: (docs/distillation.md): 1,000 made the expert's actions change 15 times less per step and kept
+    #: its success; a student fits smooth labels more closely.
+    teacher_rate: float = 0.0
     demos: str | None = None
     max_samples: int = 400_000  # the data set keeps the newest this many
     workers: int = 0
@@ -121,6 +126,8 @@ class BCConfig:
             raise ValueError(f"std_floor must be >= 0, got {self.std_floor}")
         if self.gate is not None and not self.gate > 0:
             raise ValueError(f"gate must be > 0 (or None), got {self.gate}")
+        if not self.teacher_rate >= 0.0:
+            raise ValueError(f"teacher_rate must be >= 0, got {self.teacher_rate}")
         if self.workers < 0:
             raise ValueError(f"workers must be >= 0 (0: one per CPU core), got {self.workers}")
         from mskbench.control.registry import check_controller
@@ -170,13 +177,14 @@ class DaggerWorlds:
 
     @classmethod
     def from_task(cls, task: Any, seeds: list[int], teacher: str, rng_seed: int,
-                  horizon: int | None = None) -> "DaggerWorlds":
-        """CPU worlds of ``task`` (each its own copy), each with the built-in controller ``teacher``."""
+                  horizon: int | None = None, teacher_rate: float = 0.0) -> "DaggerWorlds":
+        """CPU worlds of ``task`` (each its own copy), each with the built-in controller ``teacher``
+        (its QP's ``activation_rate`` weight ``teacher_rate``)."""
         from mskbench.control.registry import make_controller
         from mskbench.envs.cpu_env import MSKEnv
 
         envs = [MSKEnv(copy.deepcopy(task)) for _ in seeds]
-        return cls(envs, [make_controller(teacher, env) for env in envs], seeds, rng_seed, horizon)
+        return cls(envs, [make_controller(teacher, env, teacher_rate) for env in envs], seeds, rng_seed, horizon)
 
     def collect(self, student: dict | None, beta: float, steps: int, gate: float | None = None,
                 noise: float = 0.0) -> dict[str, Any]:
@@ -236,9 +244,9 @@ class DaggerWorlds:
             env.close()
 
 
-def _serve(conn, task, seeds, teacher: str, rng_seed: int, horizon: int | None) -> None:
+def _serve(conn, task, seeds, teacher: str, rng_seed: int, horizon: int | None, teacher_rate: float) -> None:
     """A worker process: its worlds answer ``("collect", student, beta, steps, gate, noise)`` until ``None``."""
-    worlds = DaggerWorlds.from_task(task, seeds, teacher, rng_seed, horizon)
+    worlds = DaggerWorlds.from_task(task, seeds, teacher, rng_seed, horizon, teacher_rate)
     conn.send("ready")
     try:
         while True:
@@ -263,7 +271,7 @@ class WorldPool:
     process). ``collect`` gathers every group's steps, world order kept."""
 
     def __init__(self, task: Any, num_envs: int, seed: int, teacher: str, workers: int,
-                 horizon: int | None = None):
+                 horizon: int | None = None, teacher_rate: float = 0.0):
         workers = max(1, min(num_envs, workers or os.cpu_count() or 1))
         groups = [list(g) for g in np.array_split(np.arange(num_envs), workers)]
         self.workers = workers
@@ -271,7 +279,8 @@ class WorldPool:
         self.conns: list[Any] = []
         self.procs: list[Any] = []
         if workers == 1:
-            self.local = DaggerWorlds.from_task(task, [seed + int(i) for i in groups[0]], teacher, seed, horizon)
+            self.local = DaggerWorlds.from_task(task, [seed + int(i) for i in groups[0]], teacher, seed, horizon,
+                                                teacher_rate)
             return
         import multiprocessing as mp
 
@@ -282,7 +291,7 @@ class WorldPool:
             for w, g in enumerate(groups):
                 parent, child = ctx.Pipe()
                 p = ctx.Process(target=_serve, args=(child, task, [seed + int(i) for i in g], teacher,
-                                                     seed + 7919 * w, horizon), daemon=True)
+                                                     seed + 7919 * w, horizon, teacher_rate), daemon=True)
                 p.start()
                 child.close()
                 self.conns.append(parent)
@@ -410,7 +419,7 @@ class BCLearner:
                 self._new = (obs, labels)
         self.rng = np.random.default_rng(cfg.seed + 1_000_003 * self.state.iteration)
         self.pool = WorldPool(task, cfg.num_envs, cfg.seed + 1_000_003 * self.state.iteration, cfg.teacher,
-                              cfg.workers, cfg.horizon)
+                              cfg.workers, cfg.horizon, cfg.teacher_rate)
 
     @property
     def steps(self) -> int:
