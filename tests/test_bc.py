@@ -214,6 +214,11 @@ def test_bc_run_resumes_with_its_data_and_loads_as_a_ppo_policy(tmp_path):
     assert [r["steps"] for r in first.history] == [8, 16]
     assert first.history[0]["teacher_share"] == 1.0
     assert sorted(p.name for p in (out / "dagger").iterdir()) == ["00001.npz", "00002.npz"]
+    run_json = out / "run.json"
+    settings = json.loads(run_json.read_text())
+    for key in ("teacher_rate", "std_floor", "loss"):  # a run from before these settings existed resumes
+        del settings["config"][key]
+    run_json.write_text(json.dumps(settings))
     resumed = _small_bc(out, 24, resume=True)
     assert [r["steps"] for r in resumed.history] == [24]
     assert resumed.history[0]["samples"] == 24  # the two earlier iterations' data read back, and this one's

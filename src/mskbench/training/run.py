@@ -286,7 +286,7 @@ def train(task: str | Task, algo: str = "ppo", *, backend: str = "cpu", impl: st
         settings["env_wrapper"] = dict(env_wrapper.settings)
     out_dir = Path(out) if out is not None else None
     if out_dir is not None and (writer or resume):
-        _check_run_dir(out_dir, settings, resume)
+        _check_run_dir(out_dir, settings, resume, _jsonable(_config_defaults(cfg)))
 
     options = dict(env_wrapper.batched_env_options) if env_wrapper is not None else {}
     if backend == "jax":
@@ -336,8 +336,22 @@ def train(task: str | Task, algo: str = "ppo", *, backend: str = "cpu", impl: st
     return run
 
 
-def _check_run_dir(out_dir: Path, settings: dict, resume: bool) -> None:
-    """Never overwrite a run by accident; resume only a run with the same settings."""
+def _config_defaults(cfg: Any) -> dict[str, Any]:
+    """The defaults of ``cfg``'s dataclass fields (None where a field has none)."""
+    out = {}
+    for f in dataclasses.fields(cfg):
+        if f.default is not dataclasses.MISSING:
+            out[f.name] = f.default
+        elif f.default_factory is not dataclasses.MISSING:
+            out[f.name] = f.default_factory()
+        else:
+            out[f.name] = None
+    return out
+
+
+def _check_run_dir(out_dir: Path, settings: dict, resume: bool, defaults: dict | None = None) -> None:
+    """Never overwrite a run by accident; resume only a run with the same settings. A config key the run's
+    ``run.json`` lacks (a setting newer than the run) counts as its default (``defaults``)."""
     run = RunDir(out_dir)
     if resume:
         if not run.checkpoint.exists():
@@ -346,8 +360,10 @@ def _check_run_dir(out_dir: Path, settings: dict, resume: bool) -> None:
             old = run.settings()
             keys = ("task", "task_options", "algo", "backend", "impl", "env_wrapper")
             diff = [k for k in keys if old.get(k) != settings.get(k)]
+            defaults = defaults or {}
             cfg_diff = sorted(k for k, v in settings["config"].items()  # a run resumes on any device or core count
-                              if k not in ("total_steps", "devices", "workers") and old.get("config", {}).get(k) != v)
+                              if k not in ("total_steps", "devices", "workers")
+                              and old.get("config", {}).get(k, defaults.get(k)) != v)
             if diff or cfg_diff:
                 raise ValueError(f"{out_dir} was trained with other settings ({', '.join(diff + cfg_diff)}); "
                                  "resume with the same settings")
