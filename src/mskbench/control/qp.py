@@ -32,8 +32,9 @@ grams), and the muscles that act on nothing else get a constant low excitation (
 
 Cost (weights in :class:`Weights`): task accelerations (centre of mass, body orientations, points
 such as a hand or a lifted foot, the supports), posture (joint accelerations towards a PD target),
-``w_a‖a‖²`` (and, if asked, ``w_da‖a − a₀‖²`` from the current activations ``a₀``), small ``‖f‖²``, ``w_r‖r‖²``. Task rows enter through slack variables so the Hessian is
-diagonal; the QP is solved with PIQP (a sparse interior-point solver).
+``w_a‖a‖²`` (and, if asked, ``w_da‖a − a₀‖²`` from the current activations ``a₀``), small ``‖f‖²``,
+``w_r‖r‖²``. Task rows enter through slack variables so the Hessian is diagonal; the QP is solved with
+PIQP (a sparse interior-point solver).
 """
 
 from __future__ import annotations

@@ -45,8 +45,8 @@ def behaviour_for(name: str, task: str) -> Behaviour:
 def make_controller(name: str, env, activation_rate: float = 0.0) -> ExpertPolicy:
     """The privileged built-in policy ``name`` (``expert`` or ``hold``) for ``env`` (an
     :class:`~mskbench.envs.MSKEnv` or a wrapper of one): it reads that environment's simulator.
-    ``activation_rate``: its QP's :attr:`~mskbench.control.qp.Weights.activation_rate` (0: the
-    behaviour's own weights, the expert every result of the docs names)."""
+    ``activation_rate``: its QP's :attr:`~mskbench.control.qp.Weights.activation_rate` (0, the default:
+    the behaviour's own weights)."""
     if not activation_rate >= 0.0:
         raise ValueError(f"activation_rate must be >= 0, got {activation_rate}")
     base = getattr(env, "unwrapped", env)
