@@ -1,10 +1,11 @@
 """The expert with the QP's ``activation_rate`` weight: does it still succeed, and how much calmer is it?
 
 For each task and each weight: ``--episodes`` whole episodes of the expert (seeds 0, 1, ...; the train
-environment), two at a time in spawned processes. Prints per weight the success rate, the mean return and
-length, and the mean squared change of the expert's action from one control step to the next over the
-episodes (the chatter :mod:`benchmarks.teacher_chatter` measures over a first iteration). ``--json``
-appends the rows (JSON lines).
+environment; the package's episode loop, :func:`mskbench.eval.episodes.play_episode`), two at a time
+in spawned processes. Prints per weight the success rate, the mean return and length, and the mean
+squared change of the expert's action from one control step to the next over the episodes (the chatter
+:mod:`benchmarks.teacher_chatter` measures over a first iteration). ``--json`` appends the rows (JSON
+lines).
 
     python benchmarks/expert_rate.py --task Stand --rates 0,300,1000,3000 --episodes 10 \\
         --json docs/distillation/expert_rate.jsonl
@@ -20,26 +21,33 @@ import os
 import numpy as np
 
 
+class _Recorded:
+    """A policy that keeps every action it hands out (for the step-to-step change)."""
+
+    def __init__(self, policy):
+        self.policy, self.actions = policy, []
+
+    def reset(self, seed: int | None = None) -> None:
+        self.policy.reset(seed)
+
+    def act(self, obs: np.ndarray) -> np.ndarray:
+        self.actions.append(self.policy.act(obs))
+        return self.actions[-1]
+
+
 def episode(args: tuple[str, float, int, int]) -> dict:
     task, rate, seed, steps = args
     from mskbench.control.registry import make_controller
     from mskbench.envs.cpu_env import MSKEnv
+    from mskbench.eval.episodes import native_ends, play_episode
     from mskbench.tasks import make_task
 
     env = MSKEnv(make_task(task))
-    policy = make_controller("expert", env, activation_rate=rate)
-    obs, _ = env.reset(seed=seed)
-    policy.reset()
-    actions, ret, info = [], 0.0, {}
-    for _ in range(steps):
-        actions.append(policy.act(obs))
-        obs, r, term, trunc, info = env.step(actions[-1])
-        ret += r
-        if term or trunc:
-            break
-    a = np.array(actions)
-    return {"seed": seed, "return": ret, "length": int(info["step"]), "success": bool(info["success"]),
-            "termination": info["termination"],
+    policy = _Recorded(make_controller("expert", env, activation_rate=rate))
+    played = play_episode(env, policy, seed, max_steps=steps, ends_on_native=native_ends(env.task))
+    a = np.array(policy.actions)
+    return {"seed": seed, "return": played.total_reward, "length": played.steps,
+            "success": bool(played.info["success"]), "termination": played.termination,
             "change": float(np.mean((a[1:] - a[:-1]) ** 2)) if len(a) > 1 else float("nan")}
 
 
