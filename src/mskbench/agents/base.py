@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
+import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -107,6 +108,20 @@ class PolicyCheckpoint:
 
 
 # -- checkpoint files, whatever trained them -----------------------------------------------------------
+def config_defaults(cfg: Any) -> dict[str, Any]:
+    """The defaults of a config dataclass's fields (``cfg``: the class or an instance; None where a field
+    has none): what a resume compares a key with when the run's stored config predates it."""
+    out: dict[str, Any] = {}
+    for f in dataclasses.fields(cfg):
+        if f.default is not dataclasses.MISSING:
+            out[f.name] = f.default
+        elif f.default_factory is not dataclasses.MISSING:
+            out[f.name] = f.default_factory()
+        else:
+            out[f.name] = None
+    return out
+
+
 def flatten_tree(tree, prefix: str = "") -> dict[str, np.ndarray]:
     """A tree of dicts, lists and arrays as ``{"a/0/b": array}`` (what an ``.npz`` file holds)."""
     out = {}

@@ -40,14 +40,14 @@ import json
 import os
 import time
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from mskbench.agents.base import PolicyCheckpoint, check_obs_layout, flatten_tree, layout_json, savez_atomic
-from mskbench.agents.base import unflatten_tree
+from mskbench.agents.base import PolicyCheckpoint, check_obs_layout, config_defaults, flatten_tree, layout_json
+from mskbench.agents.base import savez_atomic, unflatten_tree
 from mskbench.agents.bc_student import ActivationSpace, read_demos, student_action  # noqa: F401 (the API)
 from mskbench.agents.ppo_networks import PPOConfig, RunningNorm, _jax, adam_init, adam_update, mlp_apply, mlp_init
 
@@ -558,7 +558,7 @@ def load_checkpoint(path: str | Path, expect_config: BCConfig, expect_layout: Ma
             raise ValueError(f"{path} holds only a policy: it can be evaluated, not resumed")
         old = json.loads(str(z["bc_config"]))
         new = json.loads(json.dumps(asdict(expect_config)))
-        defaults = json.loads(json.dumps({f.name: f.default for f in fields(BCConfig)}))  # keys newer than the run
+        defaults = json.loads(json.dumps(config_defaults(BCConfig)))  # keys newer than the run
         free = ("total_steps", "workers")  # a resumed run may go longer, on a machine with other cores
         diff = sorted(k for k in new if k not in free and old.get(k, defaults[k]) != new[k])
         if diff:

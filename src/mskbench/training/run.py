@@ -28,6 +28,7 @@ from typing import Any, Protocol
 from mskbench._jax import require_jax
 from mskbench._version import __version__
 from mskbench.agents import algorithm
+from mskbench.agents.base import config_defaults
 from mskbench.agents.run_dir import BEST_CHECKPOINT, BEST_RETURN_CHECKPOINT, BestCheckpoint, RunDir
 from mskbench.tasks import Task, make_task
 from mskbench.training.evaluation import EvalWrapper, run_evaluation, study_evaluation
@@ -286,7 +287,7 @@ def train(task: str | Task, algo: str = "ppo", *, backend: str = "cpu", impl: st
         settings["env_wrapper"] = dict(env_wrapper.settings)
     out_dir = Path(out) if out is not None else None
     if out_dir is not None and (writer or resume):
-        _check_run_dir(out_dir, settings, resume, _jsonable(_config_defaults(cfg)))
+        _check_run_dir(out_dir, settings, resume, _jsonable(config_defaults(cfg)))
 
     options = dict(env_wrapper.batched_env_options) if env_wrapper is not None else {}
     if backend == "jax":
@@ -334,19 +335,6 @@ def train(task: str | Task, algo: str = "ppo", *, backend: str = "cpu", impl: st
     run.best = best.best if best is not None else None
     run.settings["wall_s"] = time.perf_counter() - started
     return run
-
-
-def _config_defaults(cfg: Any) -> dict[str, Any]:
-    """The defaults of ``cfg``'s dataclass fields (None where a field has none)."""
-    out = {}
-    for f in dataclasses.fields(cfg):
-        if f.default is not dataclasses.MISSING:
-            out[f.name] = f.default
-        elif f.default_factory is not dataclasses.MISSING:
-            out[f.name] = f.default_factory()
-        else:
-            out[f.name] = None
-    return out
 
 
 def _check_run_dir(out_dir: Path, settings: dict, resume: bool, defaults: dict | None = None) -> None:
