@@ -132,6 +132,8 @@ def test_bc_config_checks_its_settings():
         bc.BCConfig(teacher="oracle")
     with pytest.raises(ValueError, match="teacher_rate"):
         bc.BCConfig(teacher_rate=-1.0)
+    with pytest.raises(ValueError, match="lr_final"):
+        bc.BCConfig(learning_rate=1e-4, lr_final=3e-4)
     cfg = bc.BCConfig(beta0=1.0, beta_decay=0.5)
     assert [cfg.beta(i) for i in range(3)] == [1.0, 0.5, 0.25]
 
@@ -162,6 +164,30 @@ def test_bc_loss_falls_on_recorded_data(tmp_path):
     assert losses[-10:].mean() < 0.5 * losses[:5].mean()
     with pytest.raises(ValueError, match="not Walk"):
         bc.read_demos(path, "Walk", env.obs_layout)
+
+
+def test_lr_final_is_the_learning_rate_of_each_fits_last_step():
+    import jax
+    import jax.numpy as jnp
+
+    from mskbench.agents.ppo_networks import adam_init, mlp_init
+
+    rng = np.random.default_rng(0)
+    x = jnp.asarray(rng.normal(size=(64, 6)), jnp.float32)
+    y = jnp.asarray(rng.uniform(-1, 1, size=(64, 3)), jnp.float32)
+    params = mlp_init(jax.random.PRNGKey(0), [6, 16, 3], last_scale=0.01)
+    flat = lambda p: np.concatenate([np.ravel(np.asarray(v)) for v in jax.tree_util.tree_leaves(p)])  # noqa: E731
+
+    def fit(lr_final, rows):
+        cfg = bc.BCConfig(hidden=(16,), learning_rate=1e-2, lr_final=lr_final)
+        idx = jnp.asarray(np.arange(rows * 8).reshape(rows, 8) % 64)
+        return flat(bc.make_fit(cfg)(params, adam_init(params), x, y, jnp.zeros((64, 0)), idx)[0])
+
+    # Adam's first step moves a weight by about the learning rate: the first at 1e-2, the last at lr_final
+    assert np.abs(fit(1e-6, 1) - flat(params)).max() == pytest.approx(1e-2, rel=0.01)
+    first, both = fit(1e-6, 1), fit(1e-6, 2)
+    assert 0 < np.abs(both - first).max() < 1e-5
+    assert np.array_equal(fit(1e-2, 5), fit(None, 5))  # lr_final = learning_rate: the constant rate
 
 
 def test_activation_space_predicts_the_simulators_activations_and_fits_in_them():

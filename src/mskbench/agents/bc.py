@@ -70,6 +70,10 @@ class BCConfig:
     updates: int = 1000  # Adam steps per iteration
     minibatch_size: int = 256
     learning_rate: float = 3e-4
+    #: The learning rate at the end of each iteration's fit: it falls linearly from ``learning_rate`` over
+    #: the iteration's ``updates`` Adam steps and starts again at ``learning_rate`` the next (None: constant).
+    #: Every checkpoint is then the end of a slow fit rather than a point of a fast one.
+    lr_final: float | None = None
     max_grad_norm: float = 1.0
     hidden: tuple[int, ...] = (1024, 1024)  # PPO's actor (Table XVI)
     beta0: float = 1.0
@@ -127,6 +131,8 @@ class BCConfig:
             raise ValueError(f"gate must be > 0 (or None), got {self.gate}")
         if not self.teacher_rate >= 0.0:
             raise ValueError(f"teacher_rate must be >= 0, got {self.teacher_rate}")
+        if self.lr_final is not None and not 0.0 < self.lr_final <= self.learning_rate:
+            raise ValueError(f"lr_final must be in (0, learning_rate={self.learning_rate}] (or None), got {self.lr_final}")
         if self.workers < 0:
             raise ValueError(f"workers must be >= 0 (0: one per CPU core), got {self.workers}")
         from mskbench.control.registry import check_controller
@@ -157,8 +163,11 @@ def make_fit(cfg: BCConfig, space: ActivationSpace | None = None):
     residuals)``: one Adam step per row of ``idx`` (minibatch indices into the normalised ``obs``, the
     ``labels`` and the observed activations ``acts``). The loss: the mean squared difference between the
     student's mean action and the label, or (``space`` given) between the activations the two reach from
-    ``acts``; the residuals are the actions' either way."""
+    ``acts``; the residuals are the actions' either way. The learning rate goes from ``cfg.learning_rate``
+    at the first row to ``cfg.lr_final`` at the last (linearly; constant where it is None)."""
     jax, jnp = _jax()
+    lr0 = cfg.learning_rate
+    lr1 = cfg.learning_rate if cfg.lr_final is None else cfg.lr_final
 
     def loss_fn(params, x, y, a0):
         mean = mlp_apply(params, x)
@@ -172,13 +181,15 @@ def make_fit(cfg: BCConfig, space: ActivationSpace | None = None):
 
     @jax.jit
     def fit(params, opt_state, obs, labels, acts, idx):
-        def step(carry, rows):
+        def step(carry, xs):
+            rows, lr = xs
             params, opt_state = carry
             (loss, err), grads = grad_fn(params, obs[rows], labels[rows], acts[rows])
-            params, opt_state, _ = adam_update(grads, opt_state, params, cfg.learning_rate, cfg.max_grad_norm)
+            params, opt_state, _ = adam_update(grads, opt_state, params, lr, cfg.max_grad_norm)
             return (params, opt_state), (loss, jnp.mean(err**2, axis=0))
 
-        (params, opt_state), (losses, sq) = jax.lax.scan(step, (params, opt_state), idx)
+        lrs = jnp.linspace(lr0, lr1, idx.shape[0], dtype=jnp.float32)
+        (params, opt_state), (losses, sq) = jax.lax.scan(step, (params, opt_state), (idx, lrs))
         return params, opt_state, losses, sq
 
     return fit
