@@ -269,13 +269,7 @@ class BCLearner:
             self._labels.pop(0)
 
     def _read_data(self, folder: Path) -> None:
-        files = sorted(folder.glob("*.npz")) if folder.is_dir() else []
-        for f in files:
-            if int(f.stem) > self.state.iteration:  # written after the checkpoint resumed from
-                continue
-            with np.load(f) as z:
-                self._obs.append(z["obs"])
-                self._labels.append(z["labels"])
+        self._obs, self._labels = read_dataset(folder, self.state.iteration)
         self._trim()
 
     @property
@@ -355,6 +349,20 @@ class BCLearner:
             self.pool.close()
         except Exception:  # noqa: BLE001 - interpreter shutdown
             pass
+
+
+def read_dataset(folder: str | Path, iteration: int) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """A run's data set (its ``dagger/`` folder) as the checkpoint of ``iteration`` saw it: the observations
+    and labels of each iteration's file up to that one (a later file was written after that checkpoint)."""
+    folder = Path(folder)
+    obs, labels = [], []
+    for f in sorted(folder.glob("*.npz")) if folder.is_dir() else []:
+        if int(f.stem) > iteration:
+            continue
+        with np.load(f) as z:
+            obs.append(z["obs"])
+            labels.append(z["labels"])
+    return obs, labels
 
 
 # -- checkpoints -------------------------------------------------------------------------------------------
