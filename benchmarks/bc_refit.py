@@ -41,7 +41,8 @@ def refit(checkpoint: Path, out: Path, phases: list[tuple[float, int]], seed: in
     obs, labels = bc.read_dataset(checkpoint.parent / bc.DATA_DIR, state.iteration)
     if not obs:
         raise SystemExit(f"error: no data set beside {checkpoint} (expected {checkpoint.parent / bc.DATA_DIR})")
-    obs, labels = np.concatenate(obs)[-cfg.max_samples:], np.concatenate(labels)[-cfg.max_samples:]
+    bc.keep_newest(obs, labels, cfg.max_samples)  # what the run's fit drew from
+    obs, labels = np.concatenate(obs), np.concatenate(labels)
     x = jnp.asarray(cfg.policy_norm(state.norm)(obs))
     y = jnp.asarray(labels)
     acts = jnp.zeros((len(obs), 0), jnp.float32)
@@ -61,8 +62,7 @@ def refit(checkpoint: Path, out: Path, phases: list[tuple[float, int]], seed: in
             print(f"lr {lr:g}: {row['steps']} steps, loss {row['loss']:.5f} ({row['seconds']:.0f} s)", flush=True)
     state.params, state.opt_state = params, opt
     if sq is not None:
-        rms = np.sqrt(np.asarray(sq)[-250:].mean(0))
-        state.log_std = np.clip(np.log(np.maximum(rms, 1e-6)), *bc.LOG_STD_RANGE).astype(np.float32)
+        state.log_std = bc.fitted_log_std(sq, 250)
     out.mkdir(parents=True, exist_ok=True)
     for name in ("run.json", "config.json"):
         if (checkpoint.parent / name).is_file():

@@ -262,11 +262,7 @@ class BCLearner:
         self._trim()
 
     def _trim(self) -> None:
-        """Keep the newest ``max_samples`` (whole iterations' files)."""
-        total = sum(len(o) for o in self._obs)
-        while self._obs and total - len(self._obs[0]) >= self.cfg.max_samples:
-            total -= len(self._obs.pop(0))
-            self._labels.pop(0)
+        keep_newest(self._obs, self._labels, self.cfg.max_samples)
 
     def _read_data(self, folder: Path) -> None:
         self._obs, self._labels = read_dataset(folder, self.state.iteration)
@@ -304,9 +300,8 @@ class BCLearner:
         params, opt_state, losses, sq = self.fit(state.params, state.opt_state, x, jnp.asarray(labels), acts,
                                                  jnp.asarray(idx))
         tail = max(1, cfg.updates // 4)  # the residuals of the last quarter of the steps
-        rms = np.sqrt(np.asarray(sq)[-tail:].mean(0))
         state.params, state.opt_state = params, opt_state
-        state.log_std = np.clip(np.log(np.maximum(rms, 1e-6)), *LOG_STD_RANGE).astype(np.float32)
+        state.log_std = fitted_log_std(sq, tail)
         state.steps += cfg.num_steps * cfg.num_envs
         state.iteration += 1
         wall = time.perf_counter() - t0
@@ -349,6 +344,21 @@ class BCLearner:
             self.pool.close()
         except Exception:  # noqa: BLE001 - interpreter shutdown
             pass
+
+
+def fitted_log_std(sq: Any, tail: int) -> np.ndarray:
+    """The maximum-likelihood log-std of a fit's residuals: per action entry, from the mean squared
+    residuals ``sq`` (one row per Adam step) of its last ``tail`` steps, within :data:`LOG_STD_RANGE`."""
+    rms = np.sqrt(np.asarray(sq)[-tail:].mean(0))
+    return np.clip(np.log(np.maximum(rms, 1e-6)), *LOG_STD_RANGE).astype(np.float32)
+
+
+def keep_newest(obs: list[np.ndarray], labels: list[np.ndarray], max_samples: int) -> None:
+    """Drop the oldest whole iterations' arrays (in place) while the rest still hold ``max_samples``."""
+    total = sum(len(o) for o in obs)
+    while obs and total - len(obs[0]) >= max_samples:
+        total -= len(obs.pop(0))
+        labels.pop(0)
 
 
 def read_dataset(folder: str | Path, iteration: int) -> tuple[list[np.ndarray], list[np.ndarray]]:
