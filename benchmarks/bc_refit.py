@@ -15,11 +15,9 @@ to the next are the noise of the fast fit (``--set lr_final=...`` is the in-run 
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import shutil
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -29,7 +27,7 @@ def refit(checkpoint: Path, out: Path, phases: list[tuple[float, int]], seed: in
     from mskbench.agents import bc
     from mskbench.agents.ppo_networks import _jax
 
-    jax, jnp = _jax()
+    _, jnp = _jax()
     with np.load(checkpoint, allow_pickle=False) as z:
         if "bc_config" not in z.files:
             raise SystemExit(f"error: {checkpoint} is not a resumable BC checkpoint (no bc_config)")
@@ -44,22 +42,13 @@ def refit(checkpoint: Path, out: Path, phases: list[tuple[float, int]], seed: in
     bc.keep_newest(obs, labels, cfg.max_samples)  # what the run's fit drew from
     obs, labels = np.concatenate(obs), np.concatenate(labels)
     x = jnp.asarray(cfg.policy_norm(state.norm)(obs))
-    y = jnp.asarray(labels)
     acts = jnp.zeros((len(obs), 0), jnp.float32)
-    rng = np.random.default_rng(seed)
-    rows: list[dict] = []
-    params, opt = state.params, state.opt_state
-    sq = None
-    for lr, n in phases:
-        fit = bc.make_fit(dataclasses.replace(cfg, learning_rate=lr, lr_final=None))
-        t0 = time.perf_counter()
-        for done in range(0, n, 1000):
-            idx = rng.integers(0, len(obs), size=(min(1000, n - done), cfg.minibatch_size))
-            params, opt, losses, sq = fit(params, opt, x, y, acts, jnp.asarray(idx))
-            row = {"lr": lr, "steps": done + len(idx), "loss": float(np.asarray(losses)[-250:].mean()),
-                   "seconds": time.perf_counter() - t0}
-            rows.append(row)
-            print(f"lr {lr:g}: {row['steps']} steps, loss {row['loss']:.5f} ({row['seconds']:.0f} s)", flush=True)
+
+    def show(row: dict) -> None:
+        print(f"lr {row['lr']:g}: {row['steps']} steps, loss {row['loss']:.5f} ({row['seconds']:.0f} s)", flush=True)
+
+    params, opt, rows, sq = bc.fit_phases(bc.make_fit(cfg), state.params, state.opt_state, x, jnp.asarray(labels),
+                                          acts, phases, np.random.default_rng(seed), cfg.minibatch_size, show)
     state.params, state.opt_state = params, opt
     if sq is not None:
         state.log_std = bc.fitted_log_std(sq, 250)
@@ -73,13 +62,12 @@ def refit(checkpoint: Path, out: Path, phases: list[tuple[float, int]], seed: in
 
 
 def _phases(text: str) -> list[tuple[float, int]]:
+    from mskbench.agents.bc import parse_phases
+
     try:
-        out = [(float(lr), int(n)) for lr, n in (p.split(":") for p in text.split(","))]
-    except ValueError:
-        raise SystemExit(f"error: --phases takes LR:STEPS[,LR:STEPS...], e.g. 1e-4:3000,3e-5:3000; got {text!r}")
-    if any(lr <= 0 or n < 1 for lr, n in out):
-        raise SystemExit(f"error: --phases needs learning rates > 0 and steps >= 1; got {text!r}")
-    return out
+        return parse_phases(text)
+    except ValueError as e:
+        raise SystemExit(f"error: --phases: {e}")
 
 
 def main(argv: list[str] | None = None) -> None:

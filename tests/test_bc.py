@@ -134,6 +134,11 @@ def test_bc_config_checks_its_settings():
         bc.BCConfig(teacher_rate=-1.0)
     with pytest.raises(ValueError, match="lr_final"):
         bc.BCConfig(learning_rate=1e-4, lr_final=3e-4)
+    with pytest.raises(ValueError, match=r"LR:STEPS\[,LR:STEPS...\]"):
+        bc.BCConfig(polish="fast")
+    with pytest.raises(ValueError, match="steps >= 1"):
+        bc.BCConfig(polish="1e-4:0")
+    assert bc.BCConfig(polish="1e-4:3000,3e-5:10").polish_phases() == [(1e-4, 3000), (3e-5, 10)]
     cfg = bc.BCConfig(beta0=1.0, beta_decay=0.5)
     assert [cfg.beta(i) for i in range(3)] == [1.0, 0.5, 0.25]
 
@@ -188,6 +193,40 @@ def test_lr_final_is_the_learning_rate_of_each_fits_last_step():
     first, both = fit(1e-6, 1), fit(1e-6, 2)
     assert 0 < np.abs(both - first).max() < 1e-5
     assert np.array_equal(fit(1e-2, 5), fit(None, 5))  # lr_final = learning_rate: the constant rate
+
+
+def test_polish_runs_after_the_last_iteration_only_and_ends_the_run():
+    import time
+
+    import jax
+    import jax.numpy as jnp
+
+    from mskbench.agents.ppo_networks import RunningNorm, adam_init, mlp_init
+
+    rng = np.random.default_rng(0)
+    x = jnp.asarray(rng.normal(size=(64, 6)), jnp.float32)
+    y = jnp.asarray(rng.uniform(-1, 1, size=(64, 3)), jnp.float32)
+    acts = jnp.zeros((64, 0), jnp.float32)
+
+    def learner(polish, steps=16):
+        cfg = bc.BCConfig(hidden=(16,), total_steps=100, minibatch_size=8, polish=polish)
+        params = mlp_init(jax.random.PRNGKey(0), [6, 16, 3], last_scale=0.01)
+        lrn = bc.BCLearner.__new__(bc.BCLearner)  # the polish alone: no worlds
+        lrn.cfg, lrn.fit, lrn.rng = cfg, bc.make_fit(cfg), np.random.default_rng(1)
+        lrn.state = bc.BCState(params, adam_init(params), RunningNorm.create(6), np.zeros(3, np.float32), steps)
+        return lrn
+
+    now = time.perf_counter()
+    far, near = now + 1000.0, now + 1.0  # another 1-s iteration and 40 steps of 10 ms: 1.4 s
+    assert learner("1e-2:30,1e-3:10")._polish(x, y, acts, 1.0, 0.01, far) == {}
+    assert learner(None)._polish(x, y, acts, 1.0, 0.01, near) == {}
+    for lrn, deadline in ((learner("1e-2:30,1e-3:10"), near), (learner("1e-2:30,1e-3:10", steps=100), None)):
+        before = np.asarray(lrn.state.params[0]["w"]).copy()
+        row = lrn._polish(x, y, acts, 1.0, 0.01, deadline)
+        assert row["done"] is True
+        assert [(r["lr"], r["steps"]) for r in row["polish"]] == [(1e-2, 30), (1e-3, 10)]
+        assert row["polish_loss"] == row["polish"][-1]["loss"]
+        assert not np.array_equal(before, np.asarray(lrn.state.params[0]["w"]))
 
 
 def test_activation_space_predicts_the_simulators_activations_and_fits_in_them():
@@ -245,8 +284,10 @@ def test_bc_run_resumes_with_its_data_and_loads_as_a_ppo_policy(tmp_path):
     for key in ("teacher_rate", "std_floor", "loss"):  # a run from before these settings existed resumes
         del settings["config"][key]
     run_json.write_text(json.dumps(settings))
-    resumed = _small_bc(out, 24, resume=True)
+    assert not any("polish" in r for r in first.history)
+    resumed = _small_bc(out, 24, resume=True, polish="1e-3:5")  # a resumed run may add a polish
     assert [r["steps"] for r in resumed.history] == [24]
+    assert [p["steps"] for p in resumed.history[0]["polish"]] == [5] and "done" not in resumed.history[0]
     assert resumed.history[0]["samples"] == 24  # the two earlier iterations' data read back, and this one's
     assert resumed.history[0]["beta"] == pytest.approx(0.7**2)  # the schedule goes on: beta0 * 0.7^2
     ckpt = out / "checkpoint.npz"

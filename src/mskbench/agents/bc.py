@@ -44,7 +44,8 @@ from typing import Any
 
 import numpy as np
 
-from mskbench.agents.base import PolicyCheckpoint, check_obs_layout, config_defaults, flatten_tree, layout_json
+from mskbench.agents.base import RESUME_FREE, PolicyCheckpoint, check_obs_layout, config_defaults, flatten_tree
+from mskbench.agents.base import layout_json
 from mskbench.agents.base import savez_atomic, unflatten_tree
 from mskbench.agents.bc_student import ActivationSpace, read_demos, student_action  # noqa: F401 (the API)
 from mskbench.agents.bc_worlds import DaggerWorlds, WorldPool  # noqa: F401 (the API)
@@ -74,6 +75,12 @@ class BCConfig:
     #: the iteration's ``updates`` Adam steps and starts again at ``learning_rate`` the next (None: constant).
     #: Every checkpoint is then the end of a slow fit rather than a point of a fast one.
     lr_final: float | None = None
+    #: Adam steps after the run's last iteration, on the whole data set and with no new data, in phases of a
+    #: constant learning rate each: ``"LR:STEPS[,LR:STEPS...]"`` (None: none). Under a time limit the run
+    #: stops collecting early enough for them (their time estimated from the last iteration's fit). Measured
+    #: on Stand (docs/distillation.md): ``1e-4:3000,3e-5:3000`` after run 9 took its last and best
+    #: checkpoints from 8 and 20 % success to 28 and 34 %. A resumed run may change it.
+    polish: str | None = None
     max_grad_norm: float = 1.0
     hidden: tuple[int, ...] = (1024, 1024)  # PPO's actor (Table XVI)
     beta0: float = 1.0
@@ -135,6 +142,8 @@ class BCConfig:
             raise ValueError(f"lr_final must be in (0, learning_rate={self.learning_rate}] (or None), got {self.lr_final}")
         if self.workers < 0:
             raise ValueError(f"workers must be >= 0 (0: one per CPU core), got {self.workers}")
+        if self.polish is not None:
+            parse_phases(self.polish)
         from mskbench.control.registry import check_controller
 
         check_controller(self.teacher)
@@ -151,6 +160,10 @@ class BCConfig:
         """The teacher's share of the executed actions at ``iteration`` (0-based)."""
         return self.beta0 * self.beta_decay ** iteration
 
+    def polish_phases(self) -> list[tuple[float, int]]:
+        """:attr:`polish` as (learning rate, Adam steps) pairs (none: ``[]``)."""
+        return parse_phases(self.polish) if self.polish is not None else []
+
     def actor_config(self) -> PPOConfig:
         """The student as PPO describes its actor (what a PPO checkpoint's ``config`` holds)."""
         return PPOConfig(hidden=self.hidden, value_hidden=self.hidden, num_envs=self.num_envs, seed=self.seed,
@@ -164,7 +177,8 @@ def make_fit(cfg: BCConfig, space: ActivationSpace | None = None):
     ``labels`` and the observed activations ``acts``). The loss: the mean squared difference between the
     student's mean action and the label, or (``space`` given) between the activations the two reach from
     ``acts``; the residuals are the actions' either way. The learning rate goes from ``cfg.learning_rate``
-    at the first row to ``cfg.lr_final`` at the last (linearly; constant where it is None)."""
+    at the first row to ``cfg.lr_final`` at the last (linearly; constant where it is None), or is the
+    matching entry of ``lrs`` (one per row of ``idx``), the optional last argument."""
     jax, jnp = _jax()
     lr0 = cfg.learning_rate
     lr1 = cfg.learning_rate if cfg.lr_final is None else cfg.lr_final
@@ -180,7 +194,7 @@ def make_fit(cfg: BCConfig, space: ActivationSpace | None = None):
     grad_fn = jax.value_and_grad(loss_fn, has_aux=True)
 
     @jax.jit
-    def fit(params, opt_state, obs, labels, acts, idx):
+    def fit(params, opt_state, obs, labels, acts, idx, lrs=None):
         def step(carry, xs):
             rows, lr = xs
             params, opt_state = carry
@@ -188,11 +202,47 @@ def make_fit(cfg: BCConfig, space: ActivationSpace | None = None):
             params, opt_state, _ = adam_update(grads, opt_state, params, lr, cfg.max_grad_norm)
             return (params, opt_state), (loss, jnp.mean(err**2, axis=0))
 
-        lrs = jnp.linspace(lr0, lr1, idx.shape[0], dtype=jnp.float32)
+        if lrs is None:
+            lrs = jnp.linspace(lr0, lr1, idx.shape[0], dtype=jnp.float32)
         (params, opt_state), (losses, sq) = jax.lax.scan(step, (params, opt_state), (idx, lrs))
         return params, opt_state, losses, sq
 
     return fit
+
+
+def parse_phases(text: str) -> list[tuple[float, int]]:
+    """``"LR:STEPS[,LR:STEPS...]"`` as (learning rate, Adam steps) pairs; a clear error otherwise."""
+    form = "LR:STEPS[,LR:STEPS...], e.g. 1e-4:3000,3e-5:3000"
+    try:
+        phases = [(float(lr), int(n)) for lr, n in (p.split(":") for p in str(text).split(","))]
+    except ValueError:
+        raise ValueError(f"polish phases take the form {form}; got {text!r}") from None
+    if not phases or any(not lr > 0 or n < 1 for lr, n in phases):
+        raise ValueError(f"polish phases need learning rates > 0 and steps >= 1 ({form}); got {text!r}")
+    return phases
+
+
+def fit_phases(fit, params, opt_state, x, y, acts, phases: list[tuple[float, int]], rng: np.random.Generator,
+               minibatch: int, on_chunk=None, chunk: int = 1000):
+    """Adam steps of ``fit`` (:func:`make_fit`) in ``phases`` of a constant learning rate each, on minibatches
+    of ``minibatch`` rows drawn uniformly from ``x``/``y``/``acts``, ``chunk`` steps per call. Returns
+    ``(params, opt_state, rows, squared residuals of the last call)``; one row per call (the phase's
+    learning rate, its steps so far, the mean loss of the call's last 250 steps, its seconds so far),
+    each also given to ``on_chunk``. The polish of a run (:attr:`BCConfig.polish`) and
+    ``benchmarks/bc_refit.py`` are this."""
+    _, jnp = _jax()
+    rows, sq = [], None
+    for lr, n in phases:
+        t0 = time.perf_counter()
+        for done in range(0, n, chunk):
+            idx = rng.integers(0, len(x), size=(min(chunk, n - done), minibatch))
+            params, opt_state, losses, sq = fit(params, opt_state, x, y, acts, jnp.asarray(idx),
+                                                jnp.full(len(idx), lr, jnp.float32))
+            rows.append({"lr": lr, "steps": done + len(idx), "loss": float(np.asarray(losses)[-250:].mean()),
+                         "seconds": time.perf_counter() - t0})
+            if on_chunk is not None:
+                on_chunk(rows[-1])
+    return params, opt_state, rows, sq
 
 
 @dataclass
@@ -293,20 +343,20 @@ class BCLearner:
             (np.concatenate([self._new[0], data["obs"]]), np.concatenate([self._new[1], data["labels"]]))
         collect_s = time.perf_counter() - t0
         obs = np.concatenate(self._obs)
-        labels = np.concatenate(self._labels)
         x = jnp.asarray(cfg.policy_norm(state.norm)(obs))
+        y = jnp.asarray(np.concatenate(self._labels))
         acts = jnp.asarray(obs[:, self.space.act] if self.space is not None else np.zeros((len(obs), 0), np.float32))
         idx = self.rng.integers(0, len(obs), size=(cfg.updates, cfg.minibatch_size))
-        params, opt_state, losses, sq = self.fit(state.params, state.opt_state, x, jnp.asarray(labels), acts,
-                                                 jnp.asarray(idx))
+        params, opt_state, losses, sq = self.fit(state.params, state.opt_state, x, y, acts, jnp.asarray(idx))
         tail = max(1, cfg.updates // 4)  # the residuals of the last quarter of the steps
         state.params, state.opt_state = params, opt_state
         state.log_std = fitted_log_std(sq, tail)
         state.steps += cfg.num_steps * cfg.num_envs
         state.iteration += 1
         wall = time.perf_counter() - t0
+        polish = self._polish(x, y, acts, wall, (wall - collect_s) / cfg.updates, deadline)
         finished = data["finished"]
-        return {"iteration": state.iteration, "steps": state.steps, "beta": beta if student is not None else 1.0,
+        return {**polish, "iteration": state.iteration, "steps": state.steps, "beta": beta if student is not None else 1.0,
                 "teacher_share": float(data["teacher_acted"].mean()), "gated_share": float(data["gated"].mean()),
                 "samples": len(obs),
                 "mean_reward": float(data["rewards"].mean()),
@@ -316,6 +366,25 @@ class BCLearner:
                 "bc_loss": float(np.asarray(losses)[-tail:].mean()), "bc_loss_first": float(np.asarray(losses)[0]),
                 "steps_per_s": cfg.num_steps * cfg.num_envs / wall, "collect_s": collect_s,
                 "update_s": wall - collect_s}
+
+    def _polish(self, x, y, acts, iteration_s: float, step_s: float, deadline: float | None) -> dict:
+        """The polish (:attr:`BCConfig.polish`) after the run's last iteration: the one that reaches
+        ``total_steps``, or after which another iteration (as long as this one, ``iteration_s``) and the
+        polish (``step_s`` per Adam step) would end past ``deadline``. Returns its log entries, with
+        ``done`` (the run is finished) when it ran; ``{}`` when it did not."""
+        cfg, state = self.cfg, self.state
+        phases = cfg.polish_phases()
+        steps = sum(n for _, n in phases)
+        last = state.steps >= cfg.total_steps or (
+            deadline is not None and time.perf_counter() + iteration_s + steps * step_s > deadline)
+        if not phases or not last:
+            return {}
+        t0 = time.perf_counter()
+        state.params, state.opt_state, rows, sq = fit_phases(self.fit, state.params, state.opt_state, x, y, acts,
+                                                             phases, self.rng, cfg.minibatch_size)
+        state.log_std = fitted_log_std(sq, min(250, len(sq)))
+        return {"done": True, "polish_loss": rows[-1]["loss"], "polish_s": time.perf_counter() - t0,
+                "polish": rows}
 
     def policy(self):
         """The student's deterministic policy (PPO's :func:`~mskbench.agents.ppo.make_policy`)."""
@@ -402,8 +471,7 @@ def load_checkpoint(path: str | Path, expect_config: BCConfig, expect_layout: Ma
         old = json.loads(str(z["bc_config"]))
         new = json.loads(json.dumps(asdict(expect_config)))
         defaults = json.loads(json.dumps(config_defaults(BCConfig)))  # keys newer than the run
-        free = ("total_steps", "workers")  # a resumed run may go longer, on a machine with other cores
-        diff = sorted(k for k in new if k not in free and old.get(k, defaults[k]) != new[k])
+        diff = sorted(k for k in new if k not in RESUME_FREE and old.get(k, defaults[k]) != new[k])
         if diff:
             raise ValueError(f"{path} was trained with a different config ({diff}); resume with the same settings")
         size = list(expect_layout.values())[-1].stop

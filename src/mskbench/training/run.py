@@ -28,7 +28,7 @@ from typing import Any, Protocol
 from mskbench._jax import require_jax
 from mskbench._version import __version__
 from mskbench.agents import algorithm
-from mskbench.agents.base import config_defaults
+from mskbench.agents.base import RESUME_FREE, config_defaults
 from mskbench.agents.run_dir import BEST_CHECKPOINT, BEST_RETURN_CHECKPOINT, BestCheckpoint, RunDir
 from mskbench.tasks import Task, make_task
 from mskbench.training.evaluation import EvalWrapper, run_evaluation, study_evaluation
@@ -349,8 +349,8 @@ def _check_run_dir(out_dir: Path, settings: dict, resume: bool, defaults: dict |
             keys = ("task", "task_options", "algo", "backend", "impl", "env_wrapper")
             diff = [k for k in keys if old.get(k) != settings.get(k)]
             defaults = defaults or {}
-            cfg_diff = sorted(k for k, v in settings["config"].items()  # a run resumes on any device or core count
-                              if k not in ("total_steps", "devices", "workers")
+            cfg_diff = sorted(k for k, v in settings["config"].items()  # RESUME_FREE: its length, devices, cores, polish
+                              if k not in RESUME_FREE
                               and old.get("config", {}).get(k, defaults.get(k)) != v)
             if diff or cfg_diff:
                 raise ValueError(f"{out_dir} was trained with other settings ({', '.join(diff + cfg_diff)}); "
