@@ -139,6 +139,8 @@ def test_bc_config_checks_its_settings():
     with pytest.raises(ValueError, match="steps >= 1"):
         bc.BCConfig(polish="1e-4:0")
     assert bc.BCConfig(polish="1e-4:3000,3e-5:10").polish_phases() == [(1e-4, 3000), (3e-5, 10)]
+    with pytest.raises(ValueError, match=r"average must be in \[0, 1\)"):
+        bc.BCConfig(average=1.0)
     cfg = bc.BCConfig(beta0=1.0, beta_decay=0.5)
     assert [cfg.beta(i) for i in range(3)] == [1.0, 0.5, 0.25]
 
@@ -227,6 +229,37 @@ def test_polish_runs_after_the_last_iteration_only_and_ends_the_run():
         assert [(r["lr"], r["steps"]) for r in row["polish"]] == [(1e-2, 30), (1e-3, 10)]
         assert row["polish_loss"] == row["polish"][-1]["loss"]
         assert not np.array_equal(before, np.asarray(lrn.state.params[0]["w"]))
+
+
+def test_the_average_is_the_student_that_acts_is_saved_and_resumes(tmp_path):
+    from mskbench.agents.ppo_networks import RunningNorm
+
+    first = [{"w": np.full((2, 1), 1.0, np.float32), "b": np.zeros(1, np.float32)}]
+    state = bc.BCState(first, None, RunningNorm.create(2), np.zeros(1, np.float32))
+    state.take_in(0.0)
+    assert state.average is None and state.deployed is first  # no average: the fitted network
+    state.take_in(0.75)
+    assert state.deployed is first  # the first iteration's network starts the average
+    state.params = [{"w": np.full((2, 1), 5.0, np.float32), "b": np.ones(1, np.float32)}]
+    state.take_in(0.75)
+    np.testing.assert_allclose(np.asarray(state.deployed[0]["w"]), 2.0)  # 0.75 * 1 + 0.25 * 5
+    np.testing.assert_allclose(np.asarray(state.deployed[0]["b"]), 0.25)
+
+    out = tmp_path / "avg"
+    _small_bc(out, 16, average=0.5)
+    ckpt = out / "checkpoint.npz"
+    with np.load(ckpt) as z:
+        deployed, fitted = z["params/policy/0/w"], z["bc_fitted/0/w"]
+    assert not np.array_equal(deployed, fitted)
+    cfg = bc.BCConfig(**json.loads((out / "run.json").read_text())["config"])
+    from mskbench.envs import MSKEnv
+
+    loaded = bc.load_checkpoint(ckpt, cfg, MSKEnv("Stand").obs_layout)
+    np.testing.assert_array_equal(np.asarray(loaded.params[0]["w"]), fitted)  # the fit goes on from the fitted
+    np.testing.assert_array_equal(np.asarray(loaded.deployed[0]["w"]), deployed)
+    with np.load(bc.export_policy(ckpt, tmp_path / "policy.npz")) as z:
+        assert not any(k.startswith("bc_fitted/") for k in z.files)
+    assert [r["steps"] for r in _small_bc(out, 24, resume=True, average=0.5).history] == [24]
 
 
 def test_activation_space_predicts_the_simulators_activations_and_fits_in_them():
