@@ -25,6 +25,9 @@ reads the simulator of the world it labels. The student is the network PPO train
    minibatches), so PPO started from it (``mskbench train --algo ppo --init RUN``) explores about as
    far as the student errs.
 
+``polish`` adds Adam steps on the whole data set after the last iteration; ``average`` deploys a moving
+average of the fitted networks instead of the latest.
+
 The worlds run in ``workers`` processes (0: one per CPU core, at most one per world), each holding its
 worlds and their teachers; the student's weights go to them once per iteration. Checkpoints hold the
 student in PPO's layout (``params/policy``, ``params/log_std``, the normalisation), so a BC run loads
@@ -84,7 +87,8 @@ class BCConfig:
     polish: str | None = None
     #: The student deployed (acting in the worlds, in the checkpoint, evaluated) is an exponential moving
     #: average of the fitted networks at the ends of the iterations: ``avg ← average·avg + (1 − average)·fitted``
-    #: (0: the fitted network itself); the fit goes on from the fitted one. Probed on Stand
+    #: (0: the fitted network itself); the fit goes on from the fitted one, and the log-std stays the fit of
+    #: the fitted network's residuals. Probed on Stand
     #: (docs/distillation.md): the mean of run 11's two checkpoints' weights stood in 28 % of 50 episodes,
     #: the checkpoints themselves in 22 and 12 %.
     average: float = 0.0
@@ -384,7 +388,8 @@ class BCLearner:
         wall = time.perf_counter() - t0
         polish = self._polish(x, y, acts, wall, (wall - collect_s) / cfg.updates, deadline)
         finished = data["finished"]
-        return {**polish, "iteration": state.iteration, "steps": state.steps, "beta": beta if student is not None else 1.0,
+        return {**polish, "iteration": state.iteration, "steps": state.steps,
+                "beta": beta if student is not None else 1.0,
                 "teacher_share": float(data["teacher_acted"].mean()), "gated_share": float(data["gated"].mean()),
                 "samples": len(obs),
                 "mean_reward": float(data["rewards"].mean()),
