@@ -9,6 +9,9 @@ configuration build their own env with the ``make_env`` factory.
 
 from __future__ import annotations
 
+import importlib.util
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -125,3 +128,18 @@ def forelimb_worlds():
         return d, flags[0]
 
     return SimpleNamespace(model=model, muscle_ids=mus, gain=gain, roll=roll)
+
+
+@pytest.fixture(scope="session")
+def benchmark_script():
+    """``benchmark_script(name)``: the script ``benchmarks/NAME.py`` loaded as a module (the benchmarks are not a
+    package), so a test calls the functions its command runs."""
+
+    def load(name: str):
+        path = Path(__file__).resolve().parents[1] / "benchmarks" / f"{name}.py"
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+
+    return load

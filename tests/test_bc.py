@@ -231,7 +231,7 @@ def test_polish_runs_after_the_last_iteration_only_and_ends_the_run():
         assert not np.array_equal(before, np.asarray(lrn.state.params[0]["w"]))
 
 
-def test_the_average_is_the_student_that_acts_is_saved_and_resumes(tmp_path):
+def test_the_average_is_the_student_that_acts_is_saved_and_resumes(tmp_path, benchmark_script):
     from mskbench.agents.ppo_networks import RunningNorm
 
     first = [{"w": np.full((2, 1), 1.0, np.float32), "b": np.zeros(1, np.float32)}]
@@ -262,7 +262,7 @@ def test_the_average_is_the_student_that_acts_is_saved_and_resumes(tmp_path):
     assert [r["steps"] for r in _small_bc(out, 24, resume=True, average=0.5).history] == [24]
 
     # benchmarks/bc_refit.py refits the deployed (averaged) student; bc_average.py means two students
-    refit, mean = _benchmark("bc_refit"), _benchmark("bc_average")
+    refit, mean = benchmark_script("bc_refit"), benchmark_script("bc_average")
     refit.refit(ckpt, tmp_path / "refit", [(1e-3, 5)])
     with np.load(ckpt) as a, np.load(tmp_path / "refit" / "checkpoint.npz") as b:
         before, after = a["params/policy/0/w"], b["params/policy/0/w"]
@@ -271,16 +271,6 @@ def test_the_average_is_the_student_that_acts_is_saved_and_resumes(tmp_path):
     with np.load(tmp_path / "mean.npz") as z:
         np.testing.assert_allclose(z["params/policy/0/w"], (before + after) / 2, rtol=1e-6)
 
-
-def _benchmark(name: str):
-    import importlib.util
-    from pathlib import Path
-
-    path = Path(__file__).resolve().parents[1] / "benchmarks" / f"{name}.py"
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def test_activation_space_predicts_the_simulators_activations_and_fits_in_them():

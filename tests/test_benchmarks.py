@@ -7,22 +7,11 @@ rare GPU session does not find it broken.
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import pytest
 
 
-def _benchmark(name: str):
-    path = Path(__file__).resolve().parents[1] / "benchmarks" / f"{name}.py"
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def test_cpu_profile_accounts_for_the_whole_physics_step():
-    row = _benchmark("physics_profile").profile_cpu("Stand", steps=3, repeats=5)
+def test_cpu_profile_accounts_for_the_whole_physics_step(benchmark_script):
+    row = benchmark_script("physics_profile").profile_cpu("Stand", steps=3, repeats=5)
     assert row["physics_steps"] == 30  # 3 control steps of 10 physics steps
     stages = row["stage_us"]
     assert set(stages) == {"tendon", "kinematics", "inertia", "collision", "constraint_make", "constraint_project",
@@ -34,9 +23,9 @@ def test_cpu_profile_accounts_for_the_whole_physics_step():
     assert row["ntendon"] > 400 and row["nv"] == 128
 
 
-def test_warp_profile_traces_each_physics_step_once():
+def test_warp_profile_traces_each_physics_step_once(benchmark_script):
     pytest.importorskip("mujoco_warp", reason="MuJoCo Warp not installed (pip install -e '.[test]')")
-    row = _benchmark("physics_profile").profile_warp("Stand", nworld=2, steps=3)
+    row = benchmark_script("physics_profile").profile_warp("Stand", nworld=2, steps=3)
     trace = {r["path"]: r for r in row["trace"]}
     assert trace["step"]["calls_per_step"] == 1 and trace["step"]["share"] == pytest.approx(1.0)
     # MuJoCo Warp's nesting: the tendons under the kinematics under the position stage of forward.

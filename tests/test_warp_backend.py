@@ -211,18 +211,6 @@ def test_a_script_that_leaves_steps_unawaited_still_exits(tmp_path):
     assert "queued" in done.stdout
 
 
-def _scene_parity():
-    """``benchmarks/warp_scene_parity.py``'s step-by-step comparison (the benchmark runs all 22 scenes)."""
-    import importlib.util
-    from pathlib import Path
-
-    path = Path(__file__).resolve().parents[1] / "benchmarks" / "warp_scene_parity.py"
-    spec = importlib.util.spec_from_file_location("warp_scene_parity", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.compare
-
-
 @pytest.mark.parametrize("task,obs_tol,reward_tol", [
     # These scenes run the original's 2 ms physics step (20 ms control steps): float32 velocity
     # differences integrate over twice the simulated time of a 1 ms scene in the same 3 control steps.
@@ -238,11 +226,11 @@ def _scene_parity():
     # With the hand sites on the welded metacarpal (a MuJoCo Warp sparse-path difference) it was 0.17 at 1 ms.
     ("ChinUp", 1.8e-1, 1.3e-2),
 ])
-def test_task_scenes_with_props_follow_the_mujoco_c_backend_on_warp(task, obs_tol, reward_tol):
+def test_task_scenes_with_props_follow_the_mujoco_c_backend_on_warp(task, obs_tol, reward_tol, benchmark_script):
     """Props of every kind on MuJoCo Warp: a free box thrown (Catch), a hinged door and wall boxes
     (OpenDoor), connect constraints holding the hands to a bar (ChinUp), a free board on a fixed ball
     (Balance), tilted slabs with their own friction priority (Slide)."""
-    row = _scene_parity()(task, steps=3)
+    row = benchmark_script("warp_scene_parity").compare(task, steps=3)
     assert row["terminations_agree"] and row["steps_agree"], row
     assert row["obs_rel_err"] < obs_tol, row
     assert row["reward_abs_err"] <= reward_tol * max(row["reward_scale"], 1.0), row
