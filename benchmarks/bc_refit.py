@@ -51,8 +51,7 @@ def refit(checkpoint: Path, out: Path, phases: list[tuple[float, int]], seed: in
     params, opt, rows, sq = bc.fit_phases(bc.make_fit(cfg), state.params, state.opt_state, x, jnp.asarray(labels),
                                           acts, phases, np.random.default_rng(seed), cfg.minibatch_size, show)
     state.params, state.opt_state = params, opt
-    if sq is not None:
-        state.log_std = bc.fitted_log_std(sq, 250)
+    state.log_std = bc.fitted_log_std(sq, 250)  # phases are never empty (parse_phases)
     out.mkdir(parents=True, exist_ok=True)
     for name in ("run.json", "config.json"):
         if (checkpoint.parent / name).is_file():
