@@ -108,3 +108,17 @@ def test_a_checkpoint_refuses_an_env_with_other_observation_blocks(tmp_path):
         load_policy(tmp_path / "checkpoint.npz", other, 3)
     with pytest.raises(ValueError, match="expects observations of size 3"):
         load_policy(tmp_path / "checkpoint.npz", env.obs_layout, 4)
+
+
+def test_iterations_leave_no_logger_folders(tmp_path, monkeypatch):
+    """SB3's default logger would create an empty SB3-<time> folder in the temporary directory per iteration."""
+    import tempfile
+
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    state = train(TargetVectorEnv(num_envs=8), SACConfig(**{**SMALL, "total_steps": 8 * 50 * 3}),
+                  out_dir=tmp_path / "run")
+    assert state.history[-1]["steps"] == 8 * 50 * 3
+    assert "critic_loss" in state.history[-1]  # the losses still reach the log rows
+    assert list(scratch.iterdir()) == []

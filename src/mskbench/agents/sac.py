@@ -215,6 +215,12 @@ def build_model(env: VectorEnv, cfg: SACConfig):
         gradient_steps=cfg.gradient_steps, n_steps=cfg.n_steps,
         ent_coef=cfg.ent_coef if cfg.ent_coef == "auto" else float(cfg.ent_coef),
         target_entropy=_target_entropy(cfg, action_map), policy_kwargs=policy_kwargs, seed=cfg.seed, verbose=0)
+    # SB3 makes a logger at every ``learn`` call unless one is set, and that one creates an empty
+    # /tmp/SB3-<time> folder: one per iteration. The learner reads the losses from ``name_to_value``
+    # alone, so a logger that writes nowhere is enough.
+    from stable_baselines3.common.logger import Logger
+
+    model.set_logger(Logger(folder=None, output_formats=[]))
     if cfg.exploration == "dep":
         from mskbench.agents.dep import DEPConfig, DEPExploration
 
