@@ -36,7 +36,8 @@ def refit(checkpoint: Path, out: Path, phases: list[tuple[float, int]], seed: in
     if cfg.loss != "excitation":
         raise SystemExit(f"error: the run fits loss={cfg.loss!r}; this script refits loss='excitation' runs only")
     state = bc.load_checkpoint(checkpoint, cfg, layout)
-    state.params, state.average = state.deployed, None  # a run with `average`: refit the averaged student
+    if state.average is not None:  # a run with `average`: refit the averaged student (an ensemble's averaged members)
+        state.params, state.average = state.average, None
     obs, labels = bc.read_dataset(checkpoint.parent / bc.DATA_DIR, state.iteration)
     if not obs:
         raise SystemExit(f"error: no data set beside {checkpoint} (expected {checkpoint.parent / bc.DATA_DIR})")

@@ -455,3 +455,47 @@ def test_report_names_a_run_started_from_bc(tmp_path):
     run = Run(tmp_path / "ppo", "Stand", "ppo", "cpu", {"config": {"init": str(tmp_path / "bc" / "best.npz")}})
     assert run.label == "ppo (from bc)"
     assert Run(tmp_path / "p", "Stand", "ppo", "cpu", {"config": {"init": None}}).label == "ppo"
+
+
+def test_an_ensemble_acts_as_the_mean_of_its_members_and_resumes(tmp_path, benchmark_script):
+    import jax
+
+    from mskbench.agents.bc_student import stack_members, widen_members
+    from mskbench.agents.checkpoint import load_policy
+    from mskbench.agents.ppo_networks import mlp_apply, mlp_init
+    from mskbench.envs import MSKEnv
+
+    nets = [mlp_init(jax.random.PRNGKey(k), [5, 4, 6, 3]) for k in range(3)]
+    x = np.random.default_rng(0).normal(size=(7, 5)).astype(np.float32)
+    wide = widen_members(stack_members(nets))
+    assert [layer["w"].shape for layer in wide] == [(5, 12), (12, 18), (18, 3)]
+    mean = np.mean([np.asarray(mlp_apply(n, x)) for n in nets], axis=0)
+    np.testing.assert_allclose(np.asarray(mlp_apply(wide, x)), mean, rtol=1e-5, atol=1e-6)
+
+    out = tmp_path / "ens"
+    _small_bc(out, 16, ensemble=2)
+    ckpt = out / "checkpoint.npz"
+    with np.load(ckpt) as z:
+        assert z["params/policy/0/w"].shape == (1928, 32) and z["bc_members/0/w"].shape == (2, 1928, 16)
+        members = [[{"w": z[f"bc_members/{i}/w"][k], "b": z[f"bc_members/{i}/b"][k]} for i in range(2)]
+                   for k in range(2)]
+        assert not np.allclose(members[0][0]["w"], members[1][0]["w"])  # each from its own initial weights
+        assert json.loads(str(z["config"]))["hidden"] == [32]  # the deployed actor's widths, for --init
+        norm_mean, norm_var, clip = z["norm/mean"], z["norm/var"], 10.0
+    env = MSKEnv("Stand")
+    obs, _ = env.reset(seed=0)
+    x = np.clip((obs - norm_mean) / np.sqrt(norm_var + 1e-8), -clip, clip)[None]
+    members_mean = np.mean([mlp_apply(m, x) for m in members], axis=0)[0]
+    np.testing.assert_allclose(load_policy(ckpt, env.obs_layout, obs.size).act(obs), np.clip(members_mean, -1, 1),
+                               atol=1e-5)
+    with np.load(bc.export_policy(ckpt, tmp_path / "policy.npz")) as z:
+        assert not any(k.startswith("bc_members") for k in z.files)
+    cfg = bc.BCConfig(**json.loads((out / "run.json").read_text())["config"])
+    loaded = bc.load_checkpoint(ckpt, cfg, env.obs_layout)
+    np.testing.assert_array_equal(np.asarray(loaded.params[0]["w"][1]), members[1][0]["w"])
+    assert [r["steps"] for r in _small_bc(out, 24, resume=True, ensemble=2).history] == [24]
+    with pytest.raises(ValueError, match=r"other settings \(ensemble\)"):
+        _small_bc(out, 32, resume=True)
+    benchmark_script("bc_refit").refit(ckpt, tmp_path / "refit", [(1e-3, 5)])  # refits the members
+    with np.load(ckpt) as a, np.load(tmp_path / "refit" / "checkpoint.npz") as b:
+        assert b["bc_members/0/w"].shape == (2, 1928, 16) and 0 < np.abs(b["bc_members/0/w"] - a["bc_members/0/w"]).max()

@@ -26,7 +26,8 @@ reads the simulator of the world it labels. The student is the network PPO train
    far as the student errs.
 
 ``polish`` adds Adam steps on the whole data set after the last iteration; ``average`` deploys a moving
-average of the fitted networks instead of the latest.
+average of the fitted networks instead of the latest; ``ensemble`` fits several students side by side and
+deploys the mean of their actions, as one MLP of wider layers.
 
 The worlds run in ``workers`` processes (0: one per CPU core, at most one per world), each holding its
 worlds and their teachers; the student's weights go to them once per iteration. Checkpoints hold the
@@ -50,7 +51,8 @@ import numpy as np
 from mskbench.agents.base import RESUME_FREE, PolicyCheckpoint, check_obs_layout, config_defaults, flatten_tree
 from mskbench.agents.base import layout_json
 from mskbench.agents.base import savez_atomic, unflatten_tree
-from mskbench.agents.bc_student import ActivationSpace, read_demos, student_action  # noqa: F401 (the API)
+from mskbench.agents.bc_student import ActivationSpace, read_demos, stack_members, student_action  # noqa: F401
+from mskbench.agents.bc_student import widen_members
 from mskbench.agents.bc_worlds import DaggerWorlds, WorldPool  # noqa: F401 (the API)
 from mskbench.agents.ppo_networks import PPOConfig, RunningNorm, _jax, adam_init, adam_update, mlp_apply, mlp_init
 
@@ -92,6 +94,12 @@ class BCConfig:
     #: (docs/distillation.md): the mean of run 11's two checkpoints' weights stood in 28 % of 50 episodes,
     #: the checkpoints themselves in 22 and 12 %.
     average: float = 0.0
+    #: Students fitted side by side, each from its own initial weights and on its own minibatches of the one
+    #: data set (``updates`` Adam steps each); the student deployed is the mean of their actions, saved as one
+    #: MLP of ``ensemble`` times the ``hidden`` widths (:func:`~mskbench.agents.bc_student.widen_members`), so
+    #: it loads wherever a PPO actor of those widths loads. Probed on Stand (docs/distillation.md): the mean of
+    #: run 11's two checkpoints stood in 28 % of 50 episodes, the checkpoints themselves in 22 and 12 %.
+    ensemble: int = 1
     max_grad_norm: float = 1.0
     hidden: tuple[int, ...] = (1024, 1024)  # PPO's actor (Table XVI)
     beta0: float = 1.0
@@ -131,7 +139,7 @@ class BCConfig:
     seed: int = 0
 
     def __post_init__(self):
-        for name in ("total_steps", "num_envs", "num_steps", "updates", "minibatch_size", "max_samples"):
+        for name in ("total_steps", "num_envs", "num_steps", "updates", "minibatch_size", "max_samples", "ensemble"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
         for name in ("beta0", "beta_decay"):
@@ -178,8 +186,10 @@ class BCConfig:
         return parse_phases(self.polish) if self.polish is not None else []
 
     def actor_config(self) -> PPOConfig:
-        """The student as PPO describes its actor (what a PPO checkpoint's ``config`` holds)."""
-        return PPOConfig(hidden=self.hidden, value_hidden=self.hidden, num_envs=self.num_envs, seed=self.seed,
+        """The student deployed as PPO describes its actor (what a PPO checkpoint's ``config`` holds): an
+        ensemble's widths are ``ensemble`` times ``hidden``."""
+        hidden = tuple(h * self.ensemble for h in self.hidden)
+        return PPOConfig(hidden=hidden, value_hidden=hidden, num_envs=self.num_envs, seed=self.seed,
                          total_steps=self.total_steps)
 
 
@@ -206,8 +216,7 @@ def make_fit(cfg: BCConfig, space: ActivationSpace | None = None):
 
     grad_fn = jax.value_and_grad(loss_fn, has_aux=True)
 
-    @jax.jit
-    def fit(params, opt_state, obs, labels, acts, idx, lrs=None):
+    def fit_one(params, opt_state, obs, labels, acts, idx, lrs=None):
         def step(carry, xs):
             rows, lr = xs
             params, opt_state = carry
@@ -220,7 +229,27 @@ def make_fit(cfg: BCConfig, space: ActivationSpace | None = None):
         (params, opt_state), (losses, sq) = jax.lax.scan(step, (params, opt_state), (idx, lrs))
         return params, opt_state, losses, sq
 
-    return fit
+    if cfg.ensemble == 1:
+        fit = jax.jit(fit_one)
+    else:  # the members side by side: stacked params and optimiser states, one ``idx`` each (K, steps, rows)
+        members = jax.vmap(fit_one, in_axes=(0, 0, None, None, None, 0, None))
+
+        @jax.jit
+        def fit(params, opt_state, obs, labels, acts, idx, lrs=None):
+            params, opt_state, losses, sq = members(params, opt_state, obs, labels, acts, idx, lrs)
+            return params, opt_state, losses.mean(0), sq.mean(0)  # the members' mean loss and residuals
+
+    def run(*args):
+        return fit(*args)
+
+    run.members = cfg.ensemble
+    return run
+
+
+def draw_rows(rng: np.random.Generator, n: int, steps: int, minibatch: int, members: int = 1) -> np.ndarray:
+    """Minibatch indices into ``n`` rows for ``steps`` Adam steps: ``(steps, minibatch)``, or one such draw per
+    member of an ensemble, ``(members, steps, minibatch)``."""
+    return rng.integers(0, n, size=(steps, minibatch) if members == 1 else (members, steps, minibatch))
 
 
 def parse_phases(text: str) -> list[tuple[float, int]]:
@@ -248,10 +277,10 @@ def fit_phases(fit, params, opt_state, x, y, acts, phases: list[tuple[float, int
     for lr, n in phases:
         t0 = time.perf_counter()
         for done in range(0, n, chunk):
-            idx = rng.integers(0, len(x), size=(min(chunk, n - done), minibatch))
+            idx = draw_rows(rng, len(x), min(chunk, n - done), minibatch, getattr(fit, "members", 1))
             params, opt_state, losses, sq = fit(params, opt_state, x, y, acts, jnp.asarray(idx),
-                                                jnp.full(len(idx), lr, jnp.float32))
-            rows.append({"lr": lr, "steps": done + len(idx), "loss": float(np.asarray(losses)[-250:].mean()),
+                                                jnp.full(idx.shape[-2], lr, jnp.float32))
+            rows.append({"lr": lr, "steps": done + idx.shape[-2], "loss": float(np.asarray(losses)[-250:].mean()),
                          "seconds": time.perf_counter() - t0})
             if on_chunk is not None:
                 on_chunk(rows[-1])
@@ -260,18 +289,21 @@ def fit_phases(fit, params, opt_state, x, y, acts, phases: list[tuple[float, int
 
 @dataclass
 class BCState:
-    params: Any  # the fitted MLP (PPO's params["policy"] layout)
+    params: Any  # the fitted MLP (PPO's params["policy"] layout; an ensemble's members stacked, leading axis K)
     opt_state: Any
     norm: RunningNorm
     log_std: np.ndarray
     steps: int = 0
     iteration: int = 0
     average: Any = None  # the moving average of the fitted MLPs (BCConfig.average; None: none)
+    members: int = 1  # BCConfig.ensemble
 
     @property
     def deployed(self) -> Any:
-        """The student that acts, is saved as ``params/policy`` and is evaluated: the average where there is one."""
-        return self.params if self.average is None else self.average
+        """The student that acts, is saved as ``params/policy`` and is evaluated: the average where there is one,
+        an ensemble's members as one wide MLP."""
+        net = self.params if self.average is None else self.average
+        return net if self.members == 1 else widen_members(net)
 
     def take_in(self, weight: float) -> None:
         """Move the average towards the fitted network (``average ← weight·average + (1 − weight)·params``);
@@ -315,10 +347,13 @@ class BCLearner:
             self._read_data(Path(checkpoint).parent / DATA_DIR)
         else:
             jax, _ = _jax()
-            params = mlp_init(jax.random.PRNGKey(cfg.seed), [self.obs_size, *cfg.hidden, self.action_size],
-                              last_scale=0.01)
-            self.state = BCState(params, adam_init(params), RunningNorm.create(self.obs_size),
-                                 np.full(self.action_size, LOG_STD_RANGE[1], np.float32))
+            key, sizes = jax.random.PRNGKey(cfg.seed), [self.obs_size, *cfg.hidden, self.action_size]
+            nets = [mlp_init(key if k == 0 else jax.random.fold_in(key, k), sizes, last_scale=0.01)
+                    for k in range(cfg.ensemble)]
+            params, opt = (nets[0], adam_init(nets[0])) if cfg.ensemble == 1 else \
+                (stack_members(nets), stack_members([adam_init(n) for n in nets]))
+            self.state = BCState(params, opt, RunningNorm.create(self.obs_size),
+                                 np.full(self.action_size, LOG_STD_RANGE[1], np.float32), members=cfg.ensemble)
             if cfg.demos:
                 obs, labels = read_demos(cfg.demos, task.name, self.obs_layout)
                 self._add(obs, labels)
@@ -377,7 +412,7 @@ class BCLearner:
         x = jnp.asarray(cfg.policy_norm(state.norm)(obs))
         y = jnp.asarray(np.concatenate(self._labels))
         acts = jnp.asarray(obs[:, self.space.act] if self.space is not None else np.zeros((len(obs), 0), np.float32))
-        idx = self.rng.integers(0, len(obs), size=(cfg.updates, cfg.minibatch_size))
+        idx = draw_rows(self.rng, len(obs), cfg.updates, cfg.minibatch_size, cfg.ensemble)
         params, opt_state, losses, sq = self.fit(state.params, state.opt_state, x, y, acts, jnp.asarray(idx))
         tail = max(1, cfg.updates // 4)  # the residuals of the last quarter of the steps
         state.params, state.opt_state = params, opt_state
@@ -484,7 +519,11 @@ def save_checkpoint(path: Path, state: BCState, cfg: BCConfig, layout: Mapping[s
     actor config), plus the format, the optimiser and the BC settings. ``norm/var`` is the variance the
     student divides by (floored, :meth:`BCConfig.policy_norm`); ``bc_norm_var`` the running one."""
     flat = {f"params/policy/{k}": v for k, v in flatten_tree(state.deployed).items()}
-    if state.average is not None:  # the fitted network the run goes on from
+    if state.members > 1:  # the members the run goes on from (and their average, if any)
+        flat.update({f"bc_members/{k}": v for k, v in flatten_tree(state.params).items()})
+        if state.average is not None:
+            flat.update({f"bc_members_average/{k}": v for k, v in flatten_tree(state.average).items()})
+    elif state.average is not None:  # the fitted network the run goes on from
         flat.update({f"bc_fitted/{k}": v for k, v in flatten_tree(state.params).items()})
     flat["params/log_std"] = np.asarray(state.log_std, np.float32)
     flat.update({f"opt/{k}": v for k, v in flatten_tree(state.opt_state).items()})
@@ -512,14 +551,19 @@ def load_checkpoint(path: str | Path, expect_config: BCConfig, expect_layout: Ma
             raise ValueError(f"{path} was trained with a different config ({diff}); resume with the same settings")
         size = list(expect_layout.values())[-1].stop
         check_obs_layout(path, str(z["obs_layout"]), expect_layout, size, z["norm/mean"].size)
-        deployed, fitted = ({k[len(p):]: jnp.asarray(z[k]) for k in z.files if k.startswith(p)}
-                            for p in ("params/policy/", "bc_fitted/"))
-        params = unflatten_tree(fitted or deployed)
-        average = unflatten_tree(deployed) if fitted else None
+        deployed, fitted, members, members_avg = ({k[len(p):]: jnp.asarray(z[k]) for k in z.files if k.startswith(p)}
+                                                  for p in ("params/policy/", "bc_fitted/", "bc_members/",
+                                                            "bc_members_average/"))
+        if members:
+            params, average = unflatten_tree(members), unflatten_tree(members_avg) if members_avg else None
+        else:
+            params = unflatten_tree(fitted or deployed)
+            average = unflatten_tree(deployed) if fitted else None
         opt = unflatten_tree({k[len("opt/"):]: jnp.asarray(z[k]) for k in z.files if k.startswith("opt/")})
         var = z["bc_norm_var"] if "bc_norm_var" in z.files else z["norm/var"]
         norm = RunningNorm(z["norm/mean"].copy(), var.copy(), float(z["norm/count"]))
-        return BCState(params, opt, norm, z["params/log_std"].copy(), int(z["steps"]), int(z["iteration"]), average)
+        return BCState(params, opt, norm, z["params/log_std"].copy(), int(z["steps"]), int(z["iteration"]), average,
+                       expect_config.ensemble)
 
 
 def bc_policy_checkpoint(path: str | Path, obs_layout: Mapping[str, slice], obs_size: int) -> PolicyCheckpoint:
@@ -535,7 +579,8 @@ def export_policy(src: str | Path, dst: str | Path) -> Path:
     """The student alone (no optimiser, no BC settings): it evaluates like ``src`` and cannot be resumed."""
     dst = Path(dst)
     with np.load(src, allow_pickle=False) as z:
-        kept = {k: z[k] for k in z.files if not k.startswith(("opt/", "bc_config", "bc_norm_var", "bc_fitted/"))}
+        kept = {k: z[k] for k in z.files
+                if not k.startswith(("opt/", "bc_config", "bc_norm_var", "bc_fitted/", "bc_members"))}
     kept["policy_only"] = np.array(True)
     savez_atomic(dst, kept)
     return dst

@@ -59,3 +59,34 @@ def read_demos(path: str | Path, task: str, layout: Mapping[str, slice]) -> tupl
             raise ValueError(f"{path} holds demonstrations of {z['task']}, not {task}")
         check_obs_layout(path, str(z["obs_layout"]), layout, None, 0)
         return np.asarray(z["observation"], np.float32), np.asarray(z["action"], np.float32)
+
+
+# -- an ensemble of students ------------------------------------------------------------------------------
+def stack_members(members: list[Any]) -> Any:
+    """Networks of one shape (lists of ``{"w", "b"}`` layers, or their optimiser states) stacked along a new
+    leading axis: the layout the ensemble's vmapped fit takes (:attr:`mskbench.agents.bc.BCConfig.ensemble`)."""
+    from mskbench.agents.ppo_networks import _jax
+
+    jax, jnp = _jax()
+    return jax.tree_util.tree_map(lambda *a: jnp.stack(a), *members)
+
+
+def widen_members(stacked: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The mean of K stacked MLPs (leading axis K, tanh between layers) as one MLP of K times their widths:
+    the first layer's outputs side by side, the hidden layers block-diagonal, the last layer's inputs
+    stacked and scaled by 1/K. Its output is the mean of the K members' outputs before any clip, so PPO's
+    actor of these widths (its mean clipped to [-1, 1]) acts as the clipped mean of the members."""
+    from mskbench.agents.ppo_networks import _jax
+
+    jax, jnp = _jax()
+    k = int(stacked[0]["w"].shape[0])
+    wide = []
+    for i, layer in enumerate(stacked):
+        w, b = layer["w"], layer["b"]
+        if i == len(stacked) - 1:
+            wide.append({"w": jnp.concatenate(list(w), axis=0) / k, "b": jnp.mean(b, axis=0)})
+        elif i == 0:
+            wide.append({"w": jnp.concatenate(list(w), axis=1), "b": jnp.concatenate(list(b))})
+        else:
+            wide.append({"w": jax.scipy.linalg.block_diag(*list(w)), "b": jnp.concatenate(list(b))})
+    return wide
