@@ -137,3 +137,12 @@ def test_an_error_raised_during_training_is_not_called_a_usage_error(tmp_path, m
     assert "Usage:" not in result.output and "Traceback" not in result.output
     result = CliRunner().invoke(main, ["train", "Stand", "--out", str(tmp_path / "run2"), "--set", "nonsense=1"])
     assert result.exit_code == 2 and "Usage:" in result.output
+
+
+def test_a_single_width_sets_one_hidden_layer():
+    """``--set hidden=512`` arrives as the number 512: it means one layer of 512, not an error about ints."""
+    from mskbench.agents import ALGORITHMS
+
+    assert ALGORITHMS["ppo"].config("cpu", hidden=512, value_hidden=[64, 64]).hidden == (512,)
+    assert ALGORITHMS["ppo"].config("cpu", value_hidden=[64, 64]).value_hidden == (64, 64)
+    assert ALGORITHMS["bc"].config("cpu", hidden=64).hidden == (64,)

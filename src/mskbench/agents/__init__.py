@@ -67,6 +67,9 @@ class Algorithm:
         if unknown:
             raise ValueError(f"{self.name} has no setting {', '.join(map(repr, unknown))}; "
                              f"its settings: {', '.join(sorted(fields))}")
+        tuples = {f.name for f in dataclasses.fields(self.config_class) if isinstance(f.default, tuple)}
+        overrides = {k: (v,) if k in tuples and not isinstance(v, (tuple, list)) else v  # --set hidden=512: one layer
+                     for k, v in overrides.items()}
         base = {**self.defaults.get(backend, {}), **overrides}
         return self.derive(self.config_class(**base), overrides, backend)
 
