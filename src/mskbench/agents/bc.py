@@ -239,11 +239,18 @@ def make_fit(cfg: BCConfig, space: ActivationSpace | None = None):
             params, opt_state, losses, sq = members(params, opt_state, obs, labels, acts, idx, lrs)
             return params, opt_state, losses.mean(0), sq.mean(0)  # the members' mean loss and residuals
 
-    def run(*args):
-        return fit(*args)
+    return Fit(fit, cfg.ensemble)
 
-    run.members = cfg.ensemble
-    return run
+
+@dataclass(frozen=True)
+class Fit:
+    """A fit of :func:`make_fit` and its number of members (``idx`` has a leading axis of that size when > 1)."""
+
+    fn: Any
+    members: int = 1
+
+    def __call__(self, *args):
+        return self.fn(*args)
 
 
 def draw_rows(rng: np.random.Generator, n: int, steps: int, minibatch: int, members: int = 1) -> np.ndarray:
@@ -277,7 +284,7 @@ def fit_phases(fit, params, opt_state, x, y, acts, phases: list[tuple[float, int
     for lr, n in phases:
         t0 = time.perf_counter()
         for done in range(0, n, chunk):
-            idx = draw_rows(rng, len(x), min(chunk, n - done), minibatch, getattr(fit, "members", 1))
+            idx = draw_rows(rng, len(x), min(chunk, n - done), minibatch, fit.members)
             params, opt_state, losses, sq = fit(params, opt_state, x, y, acts, jnp.asarray(idx),
                                                 jnp.full(idx.shape[-2], lr, jnp.float32))
             rows.append({"lr": lr, "steps": done + idx.shape[-2], "loss": float(np.asarray(losses)[-250:].mean()),
