@@ -462,7 +462,7 @@ def test_an_ensemble_acts_as_the_mean_of_its_members_and_resumes(tmp_path, bench
 
     from mskbench.agents.bc_student import stack_members, widen_members
     from mskbench.agents.checkpoint import load_policy
-    from mskbench.agents.ppo_networks import mlp_apply, mlp_init
+    from mskbench.agents.ppo_networks import RunningNorm, mlp_apply, mlp_init
     from mskbench.envs import MSKEnv
 
     nets = [mlp_init(jax.random.PRNGKey(k), [5, 4, 6, 3]) for k in range(3)]
@@ -481,10 +481,10 @@ def test_an_ensemble_acts_as_the_mean_of_its_members_and_resumes(tmp_path, bench
                    for k in range(2)]
         assert not np.allclose(members[0][0]["w"], members[1][0]["w"])  # each from its own initial weights
         assert json.loads(str(z["config"]))["hidden"] == [32]  # the deployed actor's widths, for --init
-        norm_mean, norm_var, clip = z["norm/mean"], z["norm/var"], 10.0
+        norm = RunningNorm(z["norm/mean"], z["norm/var"])
     env = MSKEnv("Stand")
     obs, _ = env.reset(seed=0)
-    x = np.clip((obs - norm_mean) / np.sqrt(norm_var + 1e-8), -clip, clip)[None]
+    x = norm(obs)[None]
     members_mean = np.mean([mlp_apply(m, x) for m in members], axis=0)[0]
     np.testing.assert_allclose(load_policy(ckpt, env.obs_layout, obs.size).act(obs), np.clip(members_mean, -1, 1),
                                atol=1e-5)
