@@ -270,3 +270,20 @@ def test_cli_names_the_tasks_the_expert_serves():
     lines = [line for line in result.output.splitlines() if line.strip()]
     assert lines[-1].startswith("Error: the expert has no behaviour for Run; it serves Stand")
     assert "Traceback" not in result.output
+
+
+def test_an_experts_episode_does_not_depend_on_the_episode_before():
+    """A controller reused across episodes (a DAgger world's teacher) acts in an episode as a fresh one:
+    Squat's pose table comes from this episode's start, not the first episode's."""
+    from mskbench.control import make_controller
+
+    env = MSKEnv("Squat")
+    reused = make_controller("expert", env)
+    env.reset(seed=1)
+    reused.reset(1)
+    obs, _ = env.reset(seed=0)
+    reused.reset(0)
+    after_another = reused.act(obs)
+    fresh = make_controller("expert", env)
+    fresh.reset(0)
+    np.testing.assert_array_equal(fresh.act(obs), after_another)

@@ -236,8 +236,9 @@ class Squat(Standing):
         pts = self.sole_xy(ctx)
         if len(pts):
             self.com_ref[:2] = 0.5 * (pts.min(axis=0) + pts.max(axis=0))
-        if getattr(self, "_table", None) is None:
-            self._table = self._balanced_table(ctx)
+        # built from this episode's start pose (its posture), never an earlier episode's: an episode acts
+        # the same whatever ran before it in the controller (about 0.2 s a reset)
+        self._table = self._balanced_table(ctx)
 
     def _balanced_table(self, ctx: Context):
         from mskbench.tasks.squat import BARBELL_HOLD
