@@ -52,10 +52,15 @@ def main(argv=None) -> list[dict]:
     ap.add_argument("--every", type=int, default=50, help="record the pelvis height every this many control steps")
     ap.add_argument("--json", help="write the rows to this file")
     args = ap.parse_args(argv)
+    if args.every < 1:
+        ap.error(f"--every must be >= 1, got {args.every}")
     rows = []
     for policy in args.policies.split(","):
         for seed in (int(s) for s in args.seeds.split(",")):
-            r = trace(args.task, policy, seed, args.every)
+            try:
+                r = trace(args.task, policy, seed, args.every)
+            except (ValueError, FileNotFoundError) as e:  # an unknown task or policy: one line naming the choices
+                ap.error(str(e))
             rows.append(r)
             print(f"{policy} seed {seed}: {r['length']} steps, end {r['end']}, first success {r['first_success']}, "
                   f"pelvis min {r['pelvis_min_m']} m at {r['pelvis_min_step']}, max after {r['pelvis_max_after_min_m']}; "
