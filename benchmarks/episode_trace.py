@@ -2,12 +2,13 @@
 
 For each policy (anything ``mskbench eval --policy`` takes: a built-in name such as ``expert``, a run
 directory, a ``.npz`` checkpoint) and each seed: one episode of ``--task`` in the CPU environment (the
-train environment, the seed's own start). Prints per episode its length and end, the control step at
+package's episode loop, :func:`mskbench.eval.episodes.play_episode`; the train environment, the seed's own
+start). Prints per episode its length and end, the control step at
 which ``info["success"]`` was first raised (None: never), the pelvis's lowest height and its step, the
 highest height after it, and the height every ``--every`` control steps. ``--json`` writes the rows.
 
     python benchmarks/episode_trace.py --task Squat --policies expert,bc_squat --seeds 0,1,2 \\
-        --json docs/distillation/squat_trace.json
+        --json docs/distillation/squat_nogate_trace.json
 """
 
 from __future__ import annotations
@@ -20,26 +21,26 @@ import numpy as np
 
 def trace(task: str, policy: str, seed: int, every: int) -> dict:
     from mskbench.envs import MSKEnv
+    from mskbench.eval.episodes import native_ends, play_episode
     from mskbench.eval.protocol import load_policy
 
     env = MSKEnv(task)
-    pol = load_policy(policy, env, seed)
-    obs, _ = env.reset(seed=seed)
-    if hasattr(pol, "reset"):
-        pol.reset()
-    heights, first_success, info, steps = [], None, {}, 0
-    done = False
-    while not done:
-        obs, _, terminated, truncated, info = env.step(pol.act(obs))
-        steps += 1
+    heights: list[float] = []
+    first_success: list[int] = []
+
+    def record(env, step) -> None:  # after every step: the pelvis height and the first success flag
+        if step is None:
+            return
         heights.append(float(env.data.body("pelvis").xpos[2]))
-        if info.get("success") and first_success is None:
-            first_success = steps
-        done = terminated or truncated
+        if step.info.get("success") and not first_success:
+            first_success.append(step.index)
+
+    played = play_episode(env, load_policy(policy, env, seed), seed, record, ends_on_native=native_ends(env.task))
     z = np.array(heights)
     low = int(z.argmin())
-    return {"task": task, "policy": policy, "seed": seed, "length": steps, "end": info.get("termination"),
-            "first_success": first_success, "pelvis_min_m": round(float(z[low]), 3), "pelvis_min_step": low + 1,
+    return {"task": task, "policy": policy, "seed": seed, "length": played.steps, "end": played.termination,
+            "first_success": first_success[0] if first_success else None,
+            "pelvis_min_m": round(float(z[low]), 3), "pelvis_min_step": low + 1,
             "pelvis_max_after_min_m": round(float(z[low:].max()), 3),
             "every": every, "pelvis_m": [round(float(h), 3) for h in z[every - 1::every]]}
 
