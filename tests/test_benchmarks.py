@@ -2,11 +2,13 @@
 
 Its MuJoCo C side is what a CPU user runs; its MuJoCo Warp side is the GPU
 check's ``warp_profile`` stage, exercised here on Warp's CPU device so that a
-rare GPU session does not find it broken.
+rare GPU session does not find it broken. And the takeover probe (``benchmarks/takeover.py``) that
+docs/distillation.md cites.
 """
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 
@@ -35,3 +37,28 @@ def test_warp_profile_traces_each_physics_step_once(benchmark_script):
         assert sum(children) <= r["ms_per_step"] * (1 + 1e-6) + 1e-6, path
     assert row["physics_steps_per_s"] > 0 and row["nworld"] == 2
     assert 1 <= row["solver_iterations_mean"] <= row["solver_iterations_limit"]
+
+
+def test_takeover_hands_the_episode_to_the_teacher_after_k_steps_and_asks_it_every_step(benchmark_script):
+    # benchmarks/takeover.py: the expert labels from the first step, as a DAgger world's teacher does, so its own
+    # state is the one it would have; it acts only from step K + 1
+    class Recorder:
+        def __init__(self, value):
+            self.value, self.calls, self.resets = value, 0, []
+
+        def reset(self, seed=None):
+            self.resets.append(seed)
+            self.calls = 0
+
+        def act(self, obs):
+            self.calls += 1
+            return np.full(2, self.value)
+
+    student, teacher = Recorder(-1.0), Recorder(1.0)
+    policy = benchmark_script("takeover").Takeover(student, teacher, at=3)
+    for episode in (7, 8):
+        policy.reset(episode)
+        actions = [float(policy.act(np.zeros(4))[0]) for _ in range(5)]
+        assert actions == [-1.0, -1.0, -1.0, 1.0, 1.0]
+        assert teacher.calls == 5 and student.calls == 3
+    assert student.resets == teacher.resets == [7, 8]
