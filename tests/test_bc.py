@@ -499,3 +499,35 @@ def test_an_ensemble_acts_as_the_mean_of_its_members_and_resumes(tmp_path, bench
     benchmark_script("bc_refit").refit(ckpt, tmp_path / "refit", [(1e-3, 5)])  # refits the members
     with np.load(ckpt) as a, np.load(tmp_path / "refit" / "checkpoint.npz") as b:
         assert b["bc_members/0/w"].shape == (2, 1928, 16) and 0 < np.abs(b["bc_members/0/w"] - a["bc_members/0/w"]).max()
+
+
+class FallingEnv(ToyEnv):
+    """ToyEnv whose episodes end by a termination (a fall) after 5 steps, not by the time limit."""
+
+    def step(self, action):
+        obs, reward, _, done, info = super().step(action)
+        return obs, reward, done, False, {**info, "termination": "fell" if done else None}
+
+
+def test_drop_tail_leaves_the_last_steps_of_a_fall_out_of_the_data_set(monkeypatch, tmp_path):
+    worlds = bc.DaggerWorlds([FallingEnv(), ToyEnv()], [ToyTeacher(), ToyTeacher()], [1, 2], rng_seed=0)
+    data = worlds.collect(_constant_student(0.25), beta=0.0, steps=12, drop_tail=2)
+    # World 0 falls at rows 4 and 9: rows 3-4 and 8-9 are dropped; world 1 only meets its time limit.
+    np.testing.assert_array_equal(np.flatnonzero(data["dropped"][:, 0]), [3, 4, 8, 9])
+    assert not data["dropped"][:, 1].any()
+    assert len(data["obs"]) == 24  # the collection itself keeps every row; the learner leaves them out
+    kept = bc.DaggerWorlds([FallingEnv()], [ToyTeacher()], [1], rng_seed=0).collect(None, 1.0, steps=12)
+    assert not kept["dropped"].any()  # drop_tail=0 (the default): nothing dropped
+    with pytest.raises(ValueError, match=r"drop_tail must be >= 0 \(0: keep all\)"):
+        bc.BCConfig(drop_tail=-1)
+
+    collect = bc.WorldPool.collect
+
+    def one_dropped(self, *args):
+        out = collect(self, *args)
+        out["dropped"][-1, 0] = True  # as if world 0 fell on the iteration's last step, with drop_tail=1
+        return out
+
+    monkeypatch.setattr(bc.WorldPool, "collect", one_dropped)
+    run = _small_bc(tmp_path / "bc", 8)
+    assert run.history[0]["samples"] == 7 and run.history[0]["dropped_share"] == pytest.approx(1 / 8)

@@ -113,6 +113,9 @@ class BCConfig:
     #: on Stand (docs/distillation.md): the student's falls came in the first 400 steps, which a
     #: 1,000-step episode gives a tenth of the data per 100 steps; restarting sooner sees more starts.
     horizon: int | None = None
+    #: Leave out of the data set the last this many steps (of that iteration's collection) of every episode a
+    #: termination ended, a fall: the expert does not recover from such states (benchmarks/takeover.py). 0: all.
+    drop_tail: int = 0
     #: Standard deviation of Gaussian noise added to every executed action (clipped to [-1, 1]); the label
     #: stays the teacher's clean action for the state reached (DART's noise injection): the data set then
     #: holds the teacher's corrections of perturbed states, not only its own path. 0: none.
@@ -159,8 +162,9 @@ class BCConfig:
             raise ValueError(f"teacher_rate must be >= 0, got {self.teacher_rate}")
         if self.lr_final is not None and not 0.0 < self.lr_final <= self.learning_rate:
             raise ValueError(f"lr_final must be in (0, learning_rate={self.learning_rate}] (or None), got {self.lr_final}")
-        if self.workers < 0:
-            raise ValueError(f"workers must be >= 0 (0: one per CPU core), got {self.workers}")
+        for name, zero in (("workers", "one per CPU core"), ("drop_tail", "keep all")):
+            if getattr(self, name) < 0:
+                raise ValueError(f"{name} must be >= 0 (0: {zero}), got {getattr(self, name)}")
         if self.polish is not None:
             parse_phases(self.polish)
         if not 0.0 <= self.average < 1.0:
@@ -410,10 +414,12 @@ class BCLearner:
         t0 = time.perf_counter()
         beta = cfg.beta(state.iteration)
         student = self._student()
-        data = self.pool.collect(student, 1.0 if student is None else beta, cfg.num_steps, cfg.gate, cfg.noise)
-        self._add(data["obs"], data["labels"])
-        self._new = (data["obs"], data["labels"]) if self._new is None else \
-            (np.concatenate([self._new[0], data["obs"]]), np.concatenate([self._new[1], data["labels"]]))
+        data = self.pool.collect(student, beta if student else 1.0, cfg.num_steps, cfg.gate, cfg.noise, cfg.drop_tail)
+        keep = ~data["dropped"].reshape(-1)
+        new_obs, new_labels = data["obs"][keep], data["labels"][keep]
+        self._add(new_obs, new_labels)
+        self._new = (new_obs, new_labels) if self._new is None else (np.concatenate([self._new[0], new_obs]),
+                                                                      np.concatenate([self._new[1], new_labels]))
         collect_s = time.perf_counter() - t0
         obs = np.concatenate(self._obs)
         x = jnp.asarray(cfg.policy_norm(state.norm)(obs))
@@ -433,6 +439,7 @@ class BCLearner:
         return {**polish, "iteration": state.iteration, "steps": state.steps,
                 "beta": beta if student is not None else 1.0,
                 "teacher_share": float(data["teacher_acted"].mean()), "gated_share": float(data["gated"].mean()),
+                "dropped_share": float(data["dropped"].mean()),
                 "samples": len(obs),
                 "mean_reward": float(data["rewards"].mean()),
                 "episode_return": float(np.mean([f["return"] for f in finished])) if finished else None,

@@ -46,19 +46,23 @@ class DaggerWorlds:
         return cls(envs, [make_controller(teacher, env, teacher_rate) for env in envs], seeds, rng_seed, horizon)
 
     def collect(self, student: dict | None, beta: float, steps: int, gate: float | None = None,
-                noise: float = 0.0) -> dict[str, Any]:
+                noise: float = 0.0, drop_tail: int = 0) -> dict[str, Any]:
         """``steps`` steps of every world; ``student``: ``{"params", "mean", "std", "clip"}`` (and ``space``,
         an :class:`ActivationSpace`, or None) or None (the teacher acts). ``gate``: the teacher also acts
         where the student's action differs from its label by more than this (mean squared difference over
         the action's entries, or over the activations they reach where ``space`` is given). ``noise``: the
         standard deviation of Gaussian noise added to the executed action (clipped to [-1, 1]; the label
-        stays clean). Returns the observations, labels, rewards, who acted and the finished episodes."""
+        stays clean). ``drop_tail``: the returned ``dropped`` mask marks the last this many steps of every
+        episode a termination ended (not the time limit or ``horizon``), those of this call. Returns the
+        observations, labels, rewards, who acted, the dropped steps and the finished episodes."""
         n = len(self.envs)
         obs_out = np.zeros((steps, n, self.obs[0].size), np.float32)
         labels: np.ndarray | None = None
         rewards = np.zeros((steps, n))
         teacher_acted = np.zeros((steps, n), bool)
         gated = np.zeros((steps, n), bool)
+        dropped = np.zeros((steps, n), bool)
+        begun = [0] * n  # the row where each world's episode began in this call
         finished: list[dict[str, Any]] = []
         for t in range(steps):
             for i, env in enumerate(self.envs):
@@ -87,6 +91,9 @@ class DaggerWorlds:
                 self.returns[i] += r
                 cut = self.horizon is not None and int(info["step"]) >= self.horizon
                 if term or trunc or cut:
+                    if term and drop_tail > 0:
+                        dropped[max(begun[i], t - drop_tail + 1):t + 1, i] = True
+                    begun[i] = t + 1
                     if term or trunc:
                         finished.append({"return": float(self.returns[i]), "length": int(info["step"]),
                                          "success": bool(info["success"]), "termination": info["termination"]})
@@ -96,7 +103,8 @@ class DaggerWorlds:
                 self.obs[i] = nxt
         assert labels is not None
         return {"obs": obs_out.reshape(steps * n, -1), "labels": labels.reshape(steps * n, -1),
-                "rewards": rewards, "teacher_acted": teacher_acted, "gated": gated, "finished": finished}
+                "rewards": rewards, "teacher_acted": teacher_acted, "gated": gated, "dropped": dropped,
+                "finished": finished}
 
     def close(self) -> None:
         for env in self.envs:
@@ -104,7 +112,8 @@ class DaggerWorlds:
 
 
 def _serve(conn, task, seeds, teacher: str, rng_seed: int, horizon: int | None, teacher_rate: float) -> None:
-    """A worker process: its worlds answer ``("collect", student, beta, steps, gate, noise)`` until ``None``."""
+    """A worker process: its worlds answer ``("collect", student, beta, steps, gate, noise, drop_tail)``
+    until ``None``."""
     worlds = DaggerWorlds.from_task(task, seeds, teacher, rng_seed, horizon, teacher_rate)
     conn.send("ready")
     try:
@@ -112,8 +121,8 @@ def _serve(conn, task, seeds, teacher: str, rng_seed: int, horizon: int | None, 
             msg = conn.recv()
             if msg is None:
                 break
-            _, student, beta, steps, gate, noise = msg
-            conn.send(worlds.collect(student, beta, steps, gate, noise))
+            _, student, beta, steps, gate, noise, drop_tail = msg
+            conn.send(worlds.collect(student, beta, steps, gate, noise, drop_tail))
     finally:
         worlds.close()
         conn.close()
@@ -166,11 +175,11 @@ class WorldPool:
                 raise RuntimeError("a DAgger worker did not start")
 
     def collect(self, student: dict | None, beta: float, steps: int, gate: float | None = None,
-                noise: float = 0.0) -> dict[str, Any]:
+                noise: float = 0.0, drop_tail: int = 0) -> dict[str, Any]:
         if self.local is not None:
-            return self.local.collect(student, beta, steps, gate, noise)
+            return self.local.collect(student, beta, steps, gate, noise, drop_tail)
         for c in self.conns:
-            c.send(("collect", student, beta, steps, gate, noise))
+            c.send(("collect", student, beta, steps, gate, noise, drop_tail))
         parts = [c.recv() for c in self.conns]
         return {"obs": np.concatenate([p["obs"].reshape(steps, -1, p["obs"].shape[-1]) for p in parts], 1)
                 .reshape(-1, parts[0]["obs"].shape[-1]),
@@ -179,6 +188,7 @@ class WorldPool:
                 "rewards": np.concatenate([p["rewards"] for p in parts], 1),
                 "teacher_acted": np.concatenate([p["teacher_acted"] for p in parts], 1),
                 "gated": np.concatenate([p["gated"] for p in parts], 1),
+                "dropped": np.concatenate([p["dropped"] for p in parts], 1),
                 "finished": [f for p in parts for f in p["finished"]]}
 
     def close(self) -> None:
