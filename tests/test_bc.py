@@ -531,3 +531,23 @@ def test_drop_tail_leaves_the_last_steps_of_a_fall_out_of_the_data_set(monkeypat
     monkeypatch.setattr(bc.WorldPool, "collect", one_dropped)
     run = _small_bc(tmp_path / "bc", 8)
     assert run.history[0]["samples"] == 7 and run.history[0]["dropped_share"] == pytest.approx(1 / 8)
+
+
+def test_the_bounded_loss_is_free_past_a_label_at_a_bound():
+    import jax.numpy as jnp
+
+    # One row, three actions: the student's mean (1.5, -1.5, 1.5) against the labels (1, -1, 0.5). Clipped,
+    # the first two are their labels exactly: only the third is an error (1.0) for the bounded loss.
+    params = [{"w": jnp.zeros((1, 3)), "b": jnp.array([1.5, -1.5, 1.5])}]
+    x, y = jnp.zeros((1, 1)), jnp.array([[1.0, -1.0, 0.5]])
+    acts, idx = jnp.zeros((1, 0)), jnp.zeros((1, 1), jnp.int32)
+
+    def first_loss(loss, labels=y):
+        fit = bc.make_fit(bc.BCConfig(loss=loss))
+        return float(fit.fn(params, bc.adam_init(params), x, labels, acts, idx)[2][0])
+
+    assert first_loss("bounded") == pytest.approx(1.0 / 3)
+    assert first_loss("excitation") == pytest.approx((0.25 + 0.25 + 1.0) / 3)
+    # Short of a bound it is the excitation loss: (0.5 - 1)^2, (-0.5 + 1)^2 and (1.5 - 0.5)^2.
+    params[0]["b"] = jnp.array([0.5, -0.5, 1.5])
+    assert first_loss("bounded") == pytest.approx((0.25 + 0.25 + 1.0) / 3)

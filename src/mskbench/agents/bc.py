@@ -63,7 +63,7 @@ DATA_DIR = "dagger"
 #: Bounds of the fitted log-std (std 0.02 .. 0.61, PPO's initial).
 LOG_STD_RANGE = (-4.0, -0.5)
 #: What the fit compares (:attr:`BCConfig.loss`).
-LOSSES = ("excitation", "activation")
+LOSSES = ("excitation", "activation", "bounded")
 
 
 @dataclass
@@ -76,23 +76,21 @@ class BCConfig:
     updates: int = 1000  # Adam steps per iteration
     minibatch_size: int = 256
     learning_rate: float = 3e-4
-    #: The learning rate at the end of each iteration's fit: it falls linearly from ``learning_rate`` over
-    #: the iteration's ``updates`` Adam steps and starts again at ``learning_rate`` the next (None: constant).
-    #: Every checkpoint is then the end of a slow fit rather than a point of a fast one.
+    #: The learning rate at the end of each iteration's fit: it falls linearly from ``learning_rate`` over the
+    #: iteration's ``updates`` Adam steps and starts again the next (None: constant). Every checkpoint is
+    #: then the end of a slow fit rather than a point of a fast one.
     lr_final: float | None = None
     #: Adam steps after the run's last iteration, on the whole data set and with no new data, in phases of a
     #: constant learning rate each: ``"LR:STEPS[,LR:STEPS...]"`` (None: none). Under a time limit the run
-    #: stops collecting early enough for them (their time estimated from the last iteration). Measured on
-    #: Stand (docs/distillation.md), ``1e-4:3000,3e-5:3000``: after run 9 it took two checkpoints from 8 and
-    #: 20 % success to 28 and 34 %, after run 11 one from 22 to 8 %; run 11's polished student: 12 %.
-    #: A resumed run may change it.
+    #: stops collecting early enough for them (their time estimated from the last iteration); a resumed run may
+    #: change it. Measured on Stand (docs/distillation.md), ``1e-4:3000,3e-5:3000``: after run 9 it took two
+    #: checkpoints from 8 and 20 % success to 28 and 34 %, after run 11 one from 22 to 8 % (polished: 12 %).
     polish: str | None = None
     #: The student deployed (acting in the worlds, in the checkpoint, evaluated) is an exponential moving
     #: average of the fitted networks at the ends of the iterations: ``avg ← average·avg + (1 − average)·fitted``
     #: (0: the fitted network itself); the fit goes on from the fitted one, and the log-std stays the fit of
-    #: the fitted network's residuals. Probed on Stand
-    #: (docs/distillation.md): the mean of run 11's two checkpoints' weights stood in 28 % of 50 episodes,
-    #: the checkpoints themselves in 22 and 12 %.
+    #: the fitted network's residuals. Probed on Stand (docs/distillation.md): the mean of run 11's two
+    #: checkpoints' weights stood in 28 % of 50 episodes, the checkpoints themselves in 22 and 12 %.
     average: float = 0.0
     #: Students fitted side by side, each from its own initial weights and on its own minibatches of the one
     #: data set (``updates`` Adam steps each); the student deployed is the mean of their actions, saved as one
@@ -125,10 +123,10 @@ class BCConfig:
     #: first 1,000 steps on Stand): divided by that spread, a centimetre off the teacher's path is 10+
     #: standard deviations, and the student meets such inputs the moment it errs.
     std_floor: float = 0.0
-    #: What the fit and the gate compare: ``excitation`` (the actions themselves) or ``activation`` (the
-    #: muscle activations the student's and the teacher's actions reach from the observed activations by
-    #: the end of the control step, MuJoCo's activation dynamics). The expert's excitations jump from step
-    #: to step (mean squared change: Stand 0.009, Powerlift 0.083, Sit 0.66; benchmarks/teacher_chatter.py).
+    #: What the fit and the gate compare: ``excitation`` (the actions), ``bounded`` (the same, with no loss past a
+    #: label at a bound of [-1, 1], where the clipped action equals it) or ``activation`` (the activations both
+    #: reach from the observed ones by the end of the control step, MuJoCo's activation dynamics). The expert's
+    #: labels jump (mean squared change per step: Stand 0.009, Powerlift 0.083, Sit 0.66; teacher_chatter.py).
     loss: str = "excitation"
     teacher: str = "expert"
     #: The teacher's QP weight on each activation's change over the step
@@ -202,10 +200,10 @@ def make_fit(cfg: BCConfig, space: ActivationSpace | None = None):
     """Jitted ``fit(params, opt_state, obs, labels, acts, idx) -> (params, opt_state, losses, squared
     residuals)``: one Adam step per row of ``idx`` (minibatch indices into the normalised ``obs``, the
     ``labels`` and the observed activations ``acts``). The loss: the mean squared difference between the
-    student's mean action and the label, or (``space`` given) between the activations the two reach from
-    ``acts``; the residuals are the actions' either way. The learning rate goes from ``cfg.learning_rate``
-    at the first row to ``cfg.lr_final`` at the last (linearly; constant where it is None), or is the
-    matching entry of ``lrs`` (one per row of ``idx``), the optional last argument."""
+    student's mean action and the label (``bounded``: none past a label at a bound), or (``space`` given)
+    between the activations the two reach from ``acts``; the residuals are the actions'. The learning rate
+    goes from ``cfg.learning_rate`` at the first row to ``cfg.lr_final`` at the last (linearly; constant where
+    it is None), or is the matching entry of ``lrs`` (one per row of ``idx``), the optional last argument."""
     jax, jnp = _jax()
     lr0 = cfg.learning_rate
     lr1 = cfg.learning_rate if cfg.lr_final is None else cfg.lr_final
@@ -213,6 +211,8 @@ def make_fit(cfg: BCConfig, space: ActivationSpace | None = None):
     def loss_fn(params, x, y, a0):
         mean = mlp_apply(params, x)
         err = mean - y
+        if cfg.loss == "bounded":  # past a label at a bound the clipped action equals it: no error there
+            err = jnp.where(y >= 1.0, jnp.minimum(err, 0.0), jnp.where(y <= -1.0, jnp.maximum(err, 0.0), err))
         if space is None:
             return jnp.mean(err**2), err
         gap = space.reached(a0, mean, jnp) - space.reached(a0, y, jnp)
