@@ -2,8 +2,8 @@
 
 Its MuJoCo C side is what a CPU user runs; its MuJoCo Warp side is the GPU
 check's ``warp_profile`` stage, exercised here on Warp's CPU device so that a
-rare GPU session does not find it broken. And the takeover probe (``benchmarks/takeover.py``) that
-docs/distillation.md cites.
+rare GPU session does not find it broken. And the takeover and bound-bias probes
+(``benchmarks/takeover.py``, ``benchmarks/bound_bias.py``) that docs/distillation.md cites.
 """
 
 from __future__ import annotations
@@ -62,3 +62,27 @@ def test_takeover_hands_the_episode_to_the_teacher_after_k_steps_and_asks_it_eve
         assert actions == [-1.0, -1.0, -1.0, 1.0, 1.0]
         assert teacher.calls == 5 and student.calls == 3
     assert student.resets == teacher.resets == [7, 8]
+
+
+def test_bound_bias_reads_the_student_as_its_checkpoint_acts(benchmark_script, tmp_path):
+    # benchmarks/bound_bias.py, which docs/distillation.md cites: the student it compares is the run's checkpoint
+    # as every reader loads it (its normalisation, its clip), on the rows of the run's own DAgger data
+    pytest.importorskip("jax")
+    import mskbench
+    from mskbench.agents.checkpoint import load_policy
+    from mskbench.envs import MSKEnv
+
+    out = tmp_path / "bc"
+    mskbench.train("Stand", algo="bc", out=out, steps=8, num_envs=2, num_steps=4, updates=3, hidden=(16,), workers=1,
+                   minibatch_size=8, eval_episodes=1, eval_every_steps=10**6)
+    (row,) = benchmark_script("bound_bias").bound_bias(str(out))
+    with np.load(out / "dagger" / "00001.npz") as d:
+        obs, labels = d[d.files[0]], d[d.files[1]]
+    env = MSKEnv("Stand")
+    policy = load_policy(out / "checkpoint.npz", env.obs_layout, obs.shape[1])
+    acts = np.stack([policy.act(o) for o in obs])
+    lo = labels <= -1.0
+    assert row["at_minus1"] == pytest.approx(lo.mean(), abs=1e-3)
+    assert row["student_where_minus1"] == pytest.approx(acts[lo].mean(), abs=2e-3)
+    with pytest.raises(ValueError, match="not a BC run directory"):
+        benchmark_script("bound_bias").bound_bias(str(tmp_path))
