@@ -542,9 +542,9 @@ def test_the_bounded_loss_is_free_past_a_label_at_a_bound():
     x, y = jnp.zeros((1, 1)), jnp.array([[1.0, -1.0, 0.5]])
     acts, idx = jnp.zeros((1, 0)), jnp.zeros((1, 1), jnp.int32)
 
-    def first_loss(loss, labels=y):
+    def first_loss(loss):
         fit = bc.make_fit(bc.BCConfig(loss=loss))
-        return float(fit.fn(params, bc.adam_init(params), x, labels, acts, idx)[2][0])
+        return float(fit.fn(params, bc.adam_init(params), x, y, acts, idx)[2][0])
 
     assert first_loss("bounded") == pytest.approx(1.0 / 3)
     assert first_loss("excitation") == pytest.approx((0.25 + 0.25 + 1.0) / 3)
