@@ -83,45 +83,41 @@ class BCConfig:
     #: Adam steps after the run's last iteration, on the whole data set and with no new data, in phases of a
     #: constant learning rate each: ``"LR:STEPS[,LR:STEPS...]"`` (None: none). Under a time limit the run
     #: stops collecting early enough for them (their time estimated from the last iteration); a resumed run may
-    #: change it. Measured on Stand (docs/distillation.md), ``1e-4:3000,3e-5:3000``: after run 9 it took two
-    #: checkpoints from 8 and 20 % success to 28 and 34 %, after run 11 one from 22 to 8 % (polished: 12 %).
+    #: change it. Measured on Stand: docs/distillation.md, runs 9 and 11.
     polish: str | None = None
     #: The student deployed (acting in the worlds, in the checkpoint, evaluated) is an exponential moving
     #: average of the fitted networks at the ends of the iterations: ``avg ← average·avg + (1 − average)·fitted``
     #: (0: the fitted network itself); the fit goes on from the fitted one, and the log-std stays the fit of
-    #: the fitted network's residuals. Probed on Stand (docs/distillation.md): the mean of run 11's two
-    #: checkpoints' weights stood in 28 % of 50 episodes, the checkpoints themselves in 22 and 12 %.
+    #: the fitted network's residuals. Measured on Stand: docs/distillation.md, run 12.
     average: float = 0.0
     #: Students fitted side by side, each from its own initial weights and on its own minibatches of the one
     #: data set (``updates`` Adam steps each); the student deployed is the mean of their actions, saved as one
     #: MLP of ``ensemble`` times the ``hidden`` widths (:func:`~mskbench.agents.bc_student.widen_members`), so
-    #: it loads wherever a PPO actor of those widths loads. Measured on Stand (docs/distillation.md, run 13: two
-    #: members at ``updates=500``): 50 % of 50 episodes, return 28,151 (run 3, one student: 52 %, 22,369).
+    #: it loads wherever a PPO actor of those widths loads. Measured on Stand: docs/distillation.md, runs 13-14.
     ensemble: int = 1
     max_grad_norm: float = 1.0
     hidden: tuple[int, ...] = (1024, 1024)  # PPO's actor (Table XVI)
     beta0: float = 1.0
     beta_decay: float = 0.7
     #: The teacher also acts where the student's action is farther than this from the label (mean squared
-    #: difference, in the units ``loss`` compares; None: never): the worlds stay near the teacher's states while the student is poor.
-    #: Measured on Stand (docs/distillation.md): without it the student's falls filled the data set with
-    #: the teacher's labels of falling states (label variance 0.55 against 0.03 standing).
+    #: difference, in the units ``loss`` compares; None: never): the worlds stay near the teacher's states while
+    #: the student is poor. Without it on Stand the student's falls filled the data set (docs/distillation.md).
     gate: float | None = 0.03
-    #: A world restarts after this many control steps of an episode (None: when the task ends it). Measured
-    #: on Stand (docs/distillation.md): the student's falls came in the first 400 steps, which a
-    #: 1,000-step episode gives a tenth of the data per 100 steps; restarting sooner sees more starts.
+    #: The gate applies in the first this many iterations, then no more (None: in all): the teacher's steps hide
+    #: the drift the student's own steps lead to, which DAgger labels only where the student meets it.
+    gate_iterations: int | None = None
+    #: A world restarts after this many control steps of an episode (None: when the task ends it): restarting
+    #: sooner sees more starts (run 4 in docs/distillation.md).
     horizon: int | None = None
     #: Leave out of the data set the last this many steps (of that iteration's collection) of every episode a
     #: termination ended, a fall: the expert does not recover from such states (benchmarks/takeover.py). 0: all.
     drop_tail: int = 0
     #: Standard deviation of Gaussian noise added to every executed action (clipped to [-1, 1]); the label
-    #: stays the teacher's clean action for the state reached (DART's noise injection): the data set then
-    #: holds the teacher's corrections of perturbed states, not only its own path. 0: none.
+    #: stays the teacher's clean action for the state reached (DART's noise injection). 0: none.
     noise: float = 0.0
     #: The smallest standard deviation the observation's normalisation divides by (observation units; 0:
-    #: PPO's 1e-4). Standing, many entries barely move (muscle lengths: median std 0.4 mm over the expert's
-    #: first 1,000 steps on Stand): divided by that spread, a centimetre off the teacher's path is 10+
-    #: standard deviations, and the student meets such inputs the moment it errs.
+    #: PPO's 1e-4). Standing, many entries barely move (muscle lengths: median std 0.4 mm on the expert's path
+    #: on Stand), so a centimetre off that path is 10+ standard deviations.
     std_floor: float = 0.0
     #: What the fit and the gate compare: ``excitation`` (the actions), ``bounded`` (the same, with no loss past a
     #: label at a bound of [-1, 1], where the clipped action equals it) or ``activation`` (the activations both
@@ -130,9 +126,8 @@ class BCConfig:
     loss: str = "excitation"
     teacher: str = "expert"
     #: The teacher's QP weight on each activation's change over the step
-    #: (:attr:`mskbench.control.qp.Weights.activation_rate`; 0: the expert as it is). Measured on Stand
-    #: (docs/distillation.md): 1,000 made the expert's actions change 16 times less per step and kept its
-    #: 10 episodes standing; the student distilled from it (run 8) stood in none of 50 (run 3: 52 %).
+    #: (:attr:`mskbench.control.qp.Weights.activation_rate`; 0: the expert as it is). Measured on Stand:
+    #: docs/distillation.md, run 8.
     teacher_rate: float = 0.0
     demos: str | None = None
     max_samples: int = 400_000  # the data set keeps the newest this many
@@ -160,8 +155,8 @@ class BCConfig:
             raise ValueError(f"teacher_rate must be >= 0, got {self.teacher_rate}")
         if self.lr_final is not None and not 0.0 < self.lr_final <= self.learning_rate:
             raise ValueError(f"lr_final must be in (0, learning_rate={self.learning_rate}] (or None), got {self.lr_final}")
-        for name, zero in (("workers", "one per CPU core"), ("drop_tail", "keep all")):
-            if getattr(self, name) < 0:
+        for name, zero in (("workers", "one per CPU core"), ("drop_tail", "keep all"), ("gate_iterations", "no gate")):
+            if (getattr(self, name) or 0) < 0:
                 raise ValueError(f"{name} must be >= 0 (0: {zero}), got {getattr(self, name)}")
         if self.polish is not None:
             parse_phases(self.polish)
@@ -182,6 +177,10 @@ class BCConfig:
     def beta(self, iteration: int) -> float:
         """The teacher's share of the executed actions at ``iteration`` (0-based)."""
         return self.beta0 * self.beta_decay ** iteration
+
+    def gate_at(self, iteration: int) -> float | None:
+        """The gate at ``iteration`` (0-based; None: none)."""
+        return self.gate if self.gate_iterations is None or iteration < self.gate_iterations else None
 
     def polish_phases(self) -> list[tuple[float, int]]:
         """:attr:`polish` as (learning rate, Adam steps) pairs (none: ``[]``)."""
@@ -414,7 +413,8 @@ class BCLearner:
         t0 = time.perf_counter()
         beta = cfg.beta(state.iteration)
         student = self._student()
-        data = self.pool.collect(student, beta if student else 1.0, cfg.num_steps, cfg.gate, cfg.noise, cfg.drop_tail)
+        data = self.pool.collect(student, beta if student else 1.0, cfg.num_steps, cfg.gate_at(state.iteration),
+                                 cfg.noise, cfg.drop_tail)
         keep = ~data["dropped"].reshape(-1)
         new_obs, new_labels = data["obs"][keep], data["labels"][keep]
         self._add(new_obs, new_labels)
