@@ -533,6 +533,22 @@ def test_drop_tail_leaves_the_last_steps_of_a_fall_out_of_the_data_set(monkeypat
     assert run.history[0]["samples"] == 7 and run.history[0]["dropped_share"] == pytest.approx(1 / 8)
 
 
+def test_gate_iterations_lift_the_gate_after_that_many_iterations(monkeypatch, tmp_path):
+    gates = []
+    collect = bc.WorldPool.collect
+
+    def recording(self, student, beta, steps, gate, *rest):
+        gates.append(gate)
+        return collect(self, student, beta, steps, gate, *rest)
+
+    monkeypatch.setattr(bc.WorldPool, "collect", recording)
+    _small_bc(tmp_path / "bc", 32, gate_iterations=2)
+    assert gates == [0.03, 0.03, None, None]  # iterations 0 and 1 gated, then the student acts unchecked
+    with pytest.raises(ValueError, match=r"gate_iterations must be >= 0 \(0: no gate\)"):
+        bc.BCConfig(gate_iterations=-1)
+    assert [bc.BCConfig().gate_at(i) for i in (0, 10**6)] == [0.03, 0.03]  # the default: gated throughout
+
+
 def test_the_bounded_loss_is_free_past_a_label_at_a_bound():
     import jax.numpy as jnp
 
