@@ -93,7 +93,7 @@ class BCConfig:
     #: Students fitted side by side, each from its own initial weights and on its own minibatches of the one
     #: data set (``updates`` Adam steps each); the student deployed is the mean of their actions, saved as one
     #: MLP of ``ensemble`` times the ``hidden`` widths (:func:`~mskbench.agents.bc_student.widen_members`), so
-    #: it loads wherever a PPO actor of those widths loads. Measured on Stand: docs/distillation.md, runs 13-14.
+    #: it loads wherever a PPO actor of those widths loads. Measured on Stand: docs/distillation.md, runs 13, 14, 16.
     ensemble: int = 1
     max_grad_norm: float = 1.0
     hidden: tuple[int, ...] = (1024, 1024)  # PPO's actor (Table XVI)
