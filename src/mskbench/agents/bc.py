@@ -155,7 +155,7 @@ class BCConfig:
             raise ValueError(f"teacher_rate must be >= 0, got {self.teacher_rate}")
         if self.lr_final is not None and not 0.0 < self.lr_final <= self.learning_rate:
             raise ValueError(f"lr_final must be in (0, learning_rate={self.learning_rate}] (or None), got {self.lr_final}")
-        for name, zero in (("workers", "one per CPU core"), ("drop_tail", "keep all"), ("gate_iterations", "no gate")):
+        for name, zero in (("workers", "one per core"), ("drop_tail", "keep all"), ("gate_iterations", "no gate")):
             if (getattr(self, name) or 0) < 0:
                 raise ValueError(f"{name} must be >= 0 (0: {zero}), got {getattr(self, name)}")
         if self.polish is not None:
