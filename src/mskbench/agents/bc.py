@@ -103,8 +103,8 @@ class BCConfig:
     #: difference, in the units ``loss`` compares; None: never): the worlds stay near the teacher's states while
     #: the student is poor. Without it on Stand the student's falls filled the data set (docs/distillation.md).
     gate: float | None = 0.03
-    #: The gate applies in the first this many iterations, then no more (None: in all): the teacher's steps hide
-    #: the drift the student's own steps lead to, which DAgger labels only where the student meets it.
+    #: The gate applies in the first this many iterations, then no more (None: in all), so that the student meets
+    #: the drift its own steps lead to. Measured on Stand (docs/distillation.md, run 15): worse within 30 minutes.
     gate_iterations: int | None = None
     #: A world restarts after this many control steps of an episode (None: when the task ends it): restarting
     #: sooner sees more starts (run 4 in docs/distillation.md).
