@@ -25,6 +25,7 @@ import numpy as np
 
 def refit(checkpoint: Path, out: Path, phases: list[tuple[float, int]], seed: int = 12345) -> list[dict]:
     from mskbench.agents import bc
+    from mskbench.agents.checkpoint import stored_layout
     from mskbench.agents.ppo_networks import _jax
 
     _, jnp = _jax()
@@ -32,9 +33,9 @@ def refit(checkpoint: Path, out: Path, phases: list[tuple[float, int]], seed: in
         if "bc_config" not in z.files:
             raise SystemExit(f"error: {checkpoint} is not a resumable BC checkpoint (no bc_config)")
         cfg = bc.BCConfig(**json.loads(str(z["bc_config"])))
-        layout = {k: slice(a, b) for k, (a, b) in json.loads(str(z["obs_layout"])).items()}
     if cfg.loss != "excitation":
         raise SystemExit(f"error: the run fits loss={cfg.loss!r}; this script refits loss='excitation' runs only")
+    layout = stored_layout(checkpoint)
     state = bc.load_checkpoint(checkpoint, cfg, layout)
     if state.average is not None:  # a run with `average`: refit the averaged student (an ensemble's averaged members)
         state.params, state.average = state.average, None

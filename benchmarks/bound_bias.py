@@ -21,6 +21,7 @@ def bound_bias(run: str, rows: int = 2000) -> list[dict]:
 
     from mskbench.agents import bc
     from mskbench.agents.bc_student import student_action
+    from mskbench.agents.checkpoint import stored_layout
 
     ckpt = Path(run) / "checkpoint.npz"
     files = sorted((Path(run) / "dagger").glob("*.npz"))
@@ -28,14 +29,13 @@ def bound_bias(run: str, rows: int = 2000) -> list[dict]:
         raise ValueError(f"{run} is not a BC run directory (it needs checkpoint.npz and dagger/*.npz)")
     with np.load(ckpt, allow_pickle=False) as z:
         cfg = bc.BCConfig(**json.loads(str(z["bc_config"])))
-        layout = {k: slice(a, b) for k, (a, b) in json.loads(str(z["obs_layout"])).items()}
-    state = bc.load_checkpoint(ckpt, cfg, layout)
+    state = bc.load_checkpoint(ckpt, cfg, stored_layout(ckpt))
     params = [{k: np.asarray(v) for k, v in layer.items()} for layer in state.deployed]
     norm = cfg.policy_norm(state.norm)
     out = []
     for f in dict.fromkeys([files[0], files[len(files) // 2], files[-1]]):
         with np.load(f) as d:
-            obs, labels = d[d.files[0]], d[d.files[1]]
+            obs, labels = d["obs"], d["labels"]
         idx = np.random.default_rng(0).choice(len(obs), min(rows, len(obs)), replace=False)
         y = labels[idx].astype(np.float64)
         a = student_action(params, norm(obs[idx].astype(np.float64)).astype(np.float32)).astype(np.float64)

@@ -77,7 +77,7 @@ def test_bound_bias_reads_the_student_as_its_checkpoint_acts(benchmark_script, t
                    minibatch_size=8, eval_episodes=1, eval_every_steps=10**6)
     (row,) = benchmark_script("bound_bias").bound_bias(str(out))
     with np.load(out / "dagger" / "00001.npz") as d:
-        obs, labels = d[d.files[0]], d[d.files[1]]
+        obs, labels = d["obs"], d["labels"]
     env = MSKEnv("Stand")
     policy = load_policy(out / "checkpoint.npz", env.obs_layout, obs.shape[1])
     acts = np.stack([policy.act(o) for o in obs])
