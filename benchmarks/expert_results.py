@@ -8,6 +8,8 @@ length and the termination reasons; beside it the paper's method with the highes
 (ties: the lower activation cost) with its SR, activation cost and smoothness. ``--json`` writes the rows.
 
     python benchmarks/expert_results.py --store results.db --json docs/expert_results.json
+
+``--policy NAME`` (repeatable) names one method whose name holds a comma.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+import sys
 from collections import Counter
 
 from mskbench.control import EXPERT_BEHAVIOURS
@@ -74,14 +77,20 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--store", required=True)
     parser.add_argument("--tasks", default=",".join(EXPERT_BEHAVIOURS))
-    parser.add_argument("--policies", default="expert,hold")
+    parser.add_argument("--policies", default="expert,hold", help="method names, comma-separated")
+    parser.add_argument("--policy", action="append", default=[],
+                        help="one method name, commas allowed (repeatable; replaces --policies)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--episodes", type=int, default=50)
     parser.add_argument("--json", default=None)
     args = parser.parse_args()
     tasks = [t.strip() for t in args.tasks.split(",") if t.strip()]
-    rows = [row for task in tasks for p in args.policies.split(",")
-            for row in rows_of(args.store, p.strip(), [task], args.seed, args.episodes)]
+    policies = args.policy or [p.strip() for p in args.policies.split(",") if p.strip()]
+    rows = [row for task in tasks for p in policies for row in rows_of(args.store, p, [task], args.seed, args.episodes)]
+    found = {r["policy"] for r in rows}
+    for p in policies:
+        if p not in found:
+            print(f"note: no episodes of {p!r} on {', '.join(tasks)} in {args.store}", file=sys.stderr)
     print(markdown(rows))
     if args.json:
         with open(args.json, "w") as f:

@@ -3,10 +3,13 @@
 Its MuJoCo C side is what a CPU user runs; its MuJoCo Warp side is the GPU
 check's ``warp_profile`` stage, exercised here on Warp's CPU device so that a
 rare GPU session does not find it broken. And the takeover and bound-bias probes
-(``benchmarks/takeover.py``, ``benchmarks/bound_bias.py``) that docs/distillation.md cites.
+(``benchmarks/takeover.py``, ``benchmarks/bound_bias.py``) and the results table
+(``benchmarks/expert_results.py``) that docs/distillation.md cites.
 """
 
 from __future__ import annotations
+
+import json
 
 import numpy as np
 import pytest
@@ -86,3 +89,23 @@ def test_bound_bias_reads_the_student_as_its_checkpoint_acts(benchmark_script, t
     assert row["student_where_minus1"] == pytest.approx(acts[lo].mean(), abs=2e-3)
     with pytest.raises(ValueError, match="not a BC run directory"):
         benchmark_script("bound_bias").bound_bias(str(tmp_path))
+
+
+def test_expert_results_reads_a_method_whose_name_holds_commas(benchmark_script, tmp_path, monkeypatch, capsys):
+    # benchmarks/expert_results.py, whose rows docs/distillation.md cites: --policy takes one name as it is stored.
+    from mskbench.eval.store import ResultsStore
+
+    name = "bc (ensemble 4, gate 0.1, run 19, best)"
+    with ResultsStore(tmp_path / "r.db") as store:
+        for seed, (ok, end) in enumerate([(True, "time_limit"), (True, "time_limit"), (False, "tilted")]):
+            store.write({"method": name, "task": "Stand", "perturbation": "none", "scale": 0.0, "seed": seed,
+                         "success": ok, "episode_return": 1.0, "length": 1000 if ok else 400, "termination": end,
+                         "activation_cost": 0.05, "smoothness": 4.0})
+    out = tmp_path / "rows.json"
+    monkeypatch.setattr("sys.argv", ["expert_results.py", "--store", str(tmp_path / "r.db"), "--tasks", "Stand",
+                                     "--policy", name, "--policy", "absent", "--json", str(out)])
+    benchmark_script("expert_results").main()
+    rows = json.loads(out.read_text())["rows"]
+    assert [(r["policy"], r["episodes"], round(r["sr_pct"], 1)) for r in rows] == [(name, 3, 66.7)]
+    assert rows[0]["terminations"] == {"time_limit": 2, "tilted": 1}
+    assert "no episodes of 'absent'" in capsys.readouterr().err
