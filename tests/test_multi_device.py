@@ -343,6 +343,7 @@ def _two_processes(folder):
         for p in procs:
             if p.poll() is None:
                 p.kill()
+                p.communicate()  # reap it and close its pipe before a retry starts two more
     return outs, procs, logs
 
 
