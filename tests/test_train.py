@@ -146,3 +146,18 @@ def test_a_single_width_sets_one_hidden_layer():
     assert ALGORITHMS["ppo"].config("cpu", hidden=512, value_hidden=[64, 64]).hidden == (512,)
     assert ALGORITHMS["ppo"].config("cpu", value_hidden=[64, 64]).value_hidden == (64, 64)
     assert ALGORITHMS["bc"].config("cpu", hidden=64).hidden == (64,)
+
+
+def test_set_takes_a_comma_separated_list_of_widths(tmp_path):
+    """``--set hidden=2048,2048`` (what docs/distillation.md gives for ``--init`` from an ensemble) is two layers;
+    a width that is not a number is a one-line usage error naming the setting."""
+    out = tmp_path / "run"
+    result = CliRunner().invoke(main, ["train", "Stand", "--out", str(out), "--steps", "32", "--num-envs", "1",
+                                       "--rollout", "32", "--set", "hidden=8,8", "--set", "value_hidden=4",
+                                       "--eval-episodes", "1", "--eval-every-steps", "1000"])
+    assert result.exit_code == 0, result.output
+    config = json.loads((out / "run.json").read_text())["config"]
+    assert config["hidden"] == [8, 8] and config["value_hidden"] == [4]
+    result = CliRunner().invoke(main, ["train", "Stand", "--out", str(tmp_path / "bad"), "--set", "hidden=8,8x"])
+    assert result.exit_code == 2 and "hidden must be widths >= 1" in result.output, result.output
+    assert "Traceback" not in result.output

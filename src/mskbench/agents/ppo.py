@@ -142,6 +142,8 @@ def _epochs(cfg: PPOConfig, params, opt_state, n: int, key, grads, train_actor: 
     jax, jnp = _jax()
     n_mb = max(1, n // cfg.minibatch_size)
     size = n // n_mb
+    lr = cfg.learning_rate if cfg.actor_learning_rate is None else {
+        k: cfg.learning_rate if k == "value" else cfg.actor_learning_rate for k in params}
 
     def epoch(carry, k):
         k_perm, k_loss = jax.random.split(k)
@@ -153,7 +155,7 @@ def _epochs(cfg: PPOConfig, params, opt_state, n: int, key, grads, train_actor: 
             g, aux = grads(params, idx, kk)
             if not train_actor:  # the critic's warm-up: every gradient but the value network's is zero
                 g = {k: v if k == "value" else jax.tree_util.tree_map(jnp.zeros_like, v) for k, v in g.items()}
-            new_params, new_opt, gnorm = adam_update(g, opt_state, params, cfg.learning_rate, cfg.max_grad_norm)
+            new_params, new_opt, gnorm = adam_update(g, opt_state, params, lr, cfg.max_grad_norm)
             if cfg.target_kl is not None:  # stop at the first minibatch past the KL target (not applied)
                 active = active & (aux["approx_kl"] <= 1.5 * cfg.target_kl)
                 keep = lambda new, old: jax.tree_util.tree_map(  # noqa: E731

@@ -52,6 +52,10 @@ class PPOConfig:
     #: Iterations at the start in which only the critic learns (the actor frozen): a critic fitted to a
     #: started actor's returns before its advantages move the actor.
     critic_warmup: int = 0
+    #: The actor's Adam step (its mean network, log-std and encoder), the critic keeping ``learning_rate``.
+    #: None: ``learning_rate`` for both (Table XVI). A started actor whose log-std is small moves far, in KL,
+    #: for a step the critic needs (``--init``; docs/distillation.md).
+    actor_learning_rate: float | None = None
     #: Update the observation normalisation from every rollout (False: keep the one the run started with;
     #: the default for a run started from an actor, whose weights were fitted to it).
     update_norm: bool = True
@@ -67,12 +71,17 @@ class PPOConfig:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
         if self.critic_warmup < 0:
             raise ValueError(f"critic_warmup must be >= 0, got {self.critic_warmup}")
+        if self.actor_learning_rate is not None and not self.actor_learning_rate >= 0:
+            raise ValueError(f"actor_learning_rate must be >= 0 (or None), got {self.actor_learning_rate}")
         if self.target_kl is not None and not self.target_kl > 0:
             raise ValueError(f"target_kl must be > 0 (or None), got {self.target_kl}")
-        self.hidden = tuple(self.hidden)
-        self.value_hidden = tuple(self.value_hidden)
-        self.encoder_hidden = tuple(self.encoder_hidden)
-        self.decoder_hidden = tuple(self.decoder_hidden)
+        for name in ("hidden", "value_hidden", "encoder_hidden", "decoder_hidden"):
+            widths = getattr(self, name)
+            widths = (widths,) if isinstance(widths, int) else widths
+            if isinstance(widths, str) or not all(isinstance(w, int) and not isinstance(w, bool) and w >= 1
+                                                  for w in widths):
+                raise ValueError(f"{name} must be widths >= 1 (e.g. 1024,1024), got {widths!r}")
+            setattr(self, name, tuple(widths))
 
 
 # -- networks ---------------------------------------------------------------------------
@@ -216,7 +225,13 @@ def adam_init(params):
 
 
 def adam_update(grads, state, params, lr, max_norm, b1=0.9, b2=0.999, eps=1e-8):
+    """One Adam step after clipping the gradients' global norm to ``max_norm``. ``lr``: a number, or a mapping
+    from each of ``params``' top-level keys to its step."""
     jax, jnp = _jax()
+    if isinstance(lr, Mapping):
+        lr = {k: jax.tree_util.tree_map(lambda _, r=lr[k]: r, v) for k, v in params.items()}
+    else:
+        lr = jax.tree_util.tree_map(lambda _: lr, params)
     leaves = jax.tree_util.tree_leaves(grads)
     norm = jnp.sqrt(sum(jnp.sum(g**2) for g in leaves))
     scale = jnp.minimum(1.0, max_norm / (norm + 1e-6))
@@ -226,7 +241,7 @@ def adam_update(grads, state, params, lr, max_norm, b1=0.9, b2=0.999, eps=1e-8):
     v = jax.tree_util.tree_map(lambda v, g: b2 * v + (1 - b2) * g**2, state["v"], grads)
     mhat_c, vhat_c = 1 - b1**t, 1 - b2**t
     params = jax.tree_util.tree_map(
-        lambda p, m, v: (p - lr * (m / mhat_c) / (jnp.sqrt(v / vhat_c) + eps)).astype(p.dtype), params, m, v)
+        lambda p, m, v, r: (p - r * (m / mhat_c) / (jnp.sqrt(v / vhat_c) + eps)).astype(p.dtype), params, m, v, lr)
     m = jax.tree_util.tree_map(lambda a, p: a.astype(p.dtype), m, params)
     v = jax.tree_util.tree_map(lambda a, p: a.astype(p.dtype), v, params)
     return params, {"m": m, "v": v, "t": t}, norm

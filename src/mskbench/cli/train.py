@@ -14,7 +14,8 @@ from mskbench.cli.common import (TIME_LIMIT_HELP, Duration, make_console, print_
 
 
 def _settings(pairs: tuple[str, ...]) -> dict:
-    """``--set KEY=VALUE`` pairs as hyper-parameters (values read as JSON, else kept as text)."""
+    """``--set KEY=VALUE`` pairs as hyper-parameters (values read as JSON, a comma-separated list of JSON values
+    as a tuple (``hidden=2048,2048``), else kept as text)."""
     out = {}
     for pair in pairs:
         key, sep, text = pair.partition("=")
@@ -23,7 +24,10 @@ def _settings(pairs: tuple[str, ...]) -> dict:
         try:
             value = json.loads(text)
         except json.JSONDecodeError:
-            value = text
+            try:
+                value = [json.loads(part) for part in text.split(",")] if "," in text else text
+            except json.JSONDecodeError:
+                value = text
         out[key.strip()] = tuple(value) if isinstance(value, list) else value
     return out
 
