@@ -75,11 +75,11 @@ class PPOConfig:
             raise ValueError(f"actor_learning_rate must be >= 0 (or None), got {self.actor_learning_rate}")
         if self.target_kl is not None and not self.target_kl > 0:
             raise ValueError(f"target_kl must be > 0 (or None), got {self.target_kl}")
+        # A lone width from ``--set hidden=1024`` is wrapped by the algorithm registry before it gets here.
         for name in ("hidden", "value_hidden", "encoder_hidden", "decoder_hidden"):
             widths = getattr(self, name)
-            widths = (widths,) if isinstance(widths, int) else widths
-            if isinstance(widths, str) or not all(isinstance(w, int) and not isinstance(w, bool) and w >= 1
-                                                  for w in widths):
+            if not isinstance(widths, (tuple, list)) or not all(
+                    isinstance(w, int) and not isinstance(w, bool) and w >= 1 for w in widths):
                 raise ValueError(f"{name} must be widths >= 1 (e.g. 1024,1024), got {widths!r}")
             setattr(self, name, tuple(widths))
 
