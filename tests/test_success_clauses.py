@@ -138,20 +138,35 @@ def test_squat_order():
     assert not run([0.91, 0.95, 0.74])  # above 0.90 m only before going below
 
 
-def test_jump_hops():
-    """Jump: a hop "is counted after pelvis height crosses above 1.00 m and then below 0.95 m"; 10 needed."""
-    task = make_task("Jump")
+def jump_state(z, feet_gap):
+    """A constructed Jump state: the pelvis at ``z``, the feet's lowest point ``feet_gap`` above the floor (one
+    sphere foot geom: pair it with :func:`one_sphere_foot`)."""
+    data = SimpleNamespace(geom_xpos=np.array([[0.0, 0.0, 0.01 + feet_gap]]), geom_xmat=np.eye(3).reshape(1, 9))
+    return SimpleNamespace(pelvis_pos=np.array([0.0, 0.0, z]), data=data)
 
-    def hops(heights):
-        ts = {"armed": np.bool_(False), "hops": np.int64(0)}
+
+def one_sphere_foot(task):
+    task.feet = (np.array([0]), np.array([int(mujoco.mjtGeom.mjGEOM_SPHERE)]), np.array([[0.01, 0.0, 0.0]]))
+    return task
+
+
+def test_jump_hops():
+    """Jump: a hop "is counted after pelvis height crosses above 1.00 m and then below 0.95 m"; 10 needed;
+    both feet must have left the floor in between (a calf raise is no hop)."""
+    task = one_sphere_foot(make_task("Jump"))
+
+    def hops(heights, gap=0.05):
+        ts = {"armed": np.bool_(False), "flown": np.bool_(False), "hops": np.int64(0)}
         for z in heights:
-            ts = task.advance(SimpleNamespace(pelvis_pos=np.array([0.0, 0.0, z])), ts, np)
+            ts = task.advance(jump_state(z, gap if z > 1.0 else 0.0), ts, np)
         return int(ts["hops"])
 
     assert hops([0.93, 1.01, 0.94] * 10) == 10
     assert hops([0.93, 0.99, 0.94] * 10) == 0  # never above 1.00 m
     assert hops([0.97, 1.01, 0.96] * 10) == 0  # never back below 0.95 m
     assert hops([0.93, 1.01, 0.94] * 9) == 9
+    assert hops([0.93, 1.01, 0.94] * 10, gap=0.0) == 0  # the feet never left the floor: calf raises
+    assert hops([0.93, 1.01, 0.94] * 10, gap=0.009) == 0  # nor rose 1 cm above it
 
 
 def test_chin_up_hold():

@@ -328,12 +328,20 @@ def test_run_success_history(envs):
 
 # -- Jump ----------------------------------------------------------------------------------
 def _pelvis_at(z):
-    return SimpleNamespace(pelvis_pos=np.array([0.0, 0.0, z]))
+    """The pelvis at ``z``; the feet (one sphere geom, :func:`_sphere_foot`) 5 cm up above 1.00 m, else on the floor."""
+    gap = 0.05 if z > 1.0 else 0.0
+    data = SimpleNamespace(geom_xpos=np.array([[0.0, 0.0, 0.01 + gap]]), geom_xmat=np.eye(3).reshape(1, 9))
+    return SimpleNamespace(pelvis_pos=np.array([0.0, 0.0, z]), data=data)
+
+
+def _sphere_foot(task):
+    task.feet = (np.array([0]), np.array([2]), np.array([[0.01, 0.0, 0.0]]))  # 2: mjGEOM_SPHERE
+    return task
 
 
 def test_jump_hop_state_machine():
-    task = Jump()
-    ts = {"armed": np.bool_(False), "hops": np.int64(0)}
+    task = _sphere_foot(Jump())
+    ts = {"armed": np.bool_(False), "flown": np.bool_(False), "hops": np.int64(0)}
     seq = [(0.90, False, 0), (0.99, False, 0), (0.94, False, 0),  # never above 1.00: no hop
            (1.01, True, 0), (0.97, True, 0), (1.10, True, 0), (0.96, True, 0),  # above, not yet below 0.95
            (0.94, False, 1), (0.93, False, 1), (0.999, False, 1), (0.90, False, 1),
@@ -346,7 +354,7 @@ def test_jump_hop_state_machine():
         ts = task.advance(_pelvis_at(1.02), ts, np)
         ts = task.advance(_pelvis_at(0.9), ts, np)
     assert int(ts["hops"]) == 10 and task.success(ts, 100, False, np)
-    assert task.success_trace(ts) == {"hops": 10, "armed": False}
+    assert task.success_trace(ts) == {"hops": 10, "armed": False, "flown": False}
 
 
 def test_jump_hop_counted_on_real_states(envs):
@@ -359,6 +367,29 @@ def test_jump_hop_counted_on_real_states(envs):
         env.data.qpos[2] += z - env.sim.view().pelvis_pos[2]
         ts = task.advance(forward(env), ts, np)
     assert int(ts["hops"]) == 1 and z0 < 0.95
+
+
+def test_jump_calf_raise_is_no_hop(envs):
+    """On tiptoe the pelvis passes 1.00 m with the toes on the floor: up and down again counts no hop (the
+    paper's thresholds alone counted it); the same heights with the whole body lifted off the floor do."""
+    env = envs["Jump"]
+    task = env.task
+    env.reset(seed=0)
+    ts = dict(env.task_state)
+    tiptoe = env._ctx.pose({"ankle_angle_l": -0.35, "ankle_angle_r": -0.35})
+    low = env._ctx.pose({"knee_angle_l": 0.4, "knee_angle_r": 0.4, "hip_flexion_l": 0.3, "hip_flexion_r": 0.3})
+    for _ in range(3):
+        for q in (tiptoe, low):
+            env.data.qpos[:] = q
+            ts = task.advance(forward(env), ts, np)
+    env.data.qpos[:] = tiptoe
+    assert forward(env).pelvis_pos[2] > 1.0
+    assert int(ts["hops"]) == 0 and not bool(ts["flown"])
+    for q, lift in ((tiptoe, 0.05), (low, 0.0)):
+        env.data.qpos[:] = q
+        env.data.qpos[2] += lift
+        ts = task.advance(forward(env), ts, np)
+    assert int(ts["hops"]) == 1
 
 
 def test_jump_termination(envs):

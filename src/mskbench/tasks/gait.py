@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import mujoco
 import numpy as np
 
 
@@ -45,6 +46,40 @@ def flat_foot_heights(ctx) -> np.ndarray:
     heel = np.mean(view.foot_heights)
     toes = 0.5 * (view.pos("toes_l")[2] + view.pos("toes_r")[2])
     return np.array([heel, toes], dtype=np.float64)
+
+
+#: The bodies whose collision geoms make up the feet (heel and toes), left then right.
+FOOT_BODIES = ("calcn_l", "toes_l", "calcn_r", "toes_r")
+
+
+def foot_geoms(model) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The feet's colliding geoms (ids, MuJoCo geom types, sizes), for :func:`feet_lowest_height`; only
+    spheres, capsules, ellipsoids and boxes (the MyoFullBody feet are capsules and an ellipsoid)."""
+    bodies = [mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, b) for b in FOOT_BODIES]
+    ids = [g for g in range(model.ngeom) if model.geom_bodyid[g] in bodies
+           and (model.geom_contype[g] or model.geom_conaffinity[g])]
+    known = {int(mujoco.mjtGeom.mjGEOM_SPHERE), int(mujoco.mjtGeom.mjGEOM_CAPSULE),
+             int(mujoco.mjtGeom.mjGEOM_ELLIPSOID), int(mujoco.mjtGeom.mjGEOM_BOX)}
+    bad = [int(model.geom_type[g]) for g in ids if int(model.geom_type[g]) not in known]
+    if not ids or bad:
+        raise ValueError(f"feet need colliding sphere, capsule, ellipsoid or box geoms; found types {bad or 'none'}")
+    return (np.asarray(ids), np.asarray(model.geom_type[ids], dtype=np.int64),
+            np.asarray(model.geom_size[ids], dtype=np.float64))
+
+
+def feet_lowest_height(s, geoms: tuple[np.ndarray, np.ndarray, np.ndarray], xp):
+    """The height (m) of the lowest point of any foot geom (:func:`foot_geoms`): above zero, no part of
+    either foot is at the floor (z = 0) — both feet have left it."""
+    ids, types, size = geoms
+    rz = xp.reshape(s.data.geom_xmat[ids], (-1, 3, 3))[:, 2, :]  # world z of each local axis
+    centre = s.data.geom_xpos[ids][:, 2]
+    ellipsoid = xp.sqrt(xp.sum((rz * size) ** 2, axis=1))
+    box = xp.sum(xp.abs(rz) * size, axis=1)
+    capsule = size[:, 0] + size[:, 1] * xp.abs(rz[:, 2])
+    extent = xp.where(types == int(mujoco.mjtGeom.mjGEOM_SPHERE), size[:, 0],
+                      xp.where(types == int(mujoco.mjtGeom.mjGEOM_CAPSULE), capsule,
+                               xp.where(types == int(mujoco.mjtGeom.mjGEOM_BOX), box, ellipsoid)))
+    return xp.min(centre - extent)
 
 
 def foot_clearance(s, flat, xp):
