@@ -363,6 +363,39 @@ def test_open_door_wall_and_door_block_the_body(envs):
         assert geom in names
 
 
+def test_open_door_room_leaves_only_the_doorway(envs):
+    """From the start, every horizontal ray at hip, chest and knee height meets the room, the wall or the door
+    within 3 m: no way round the door (the free-standing wall had ends 2 m to either side)."""
+    env = envs["OpenDoor"]
+    env.reset(seed=0)
+    m, d = env.model, env.data
+    props = [g for g in range(m.ngeom) if m.geom(g).name.startswith("open_door")]
+    for z in (0.5, 1.0, 1.4):
+        for angle in np.linspace(-np.pi, np.pi, 72, endpoint=False):
+            start, direction = np.array([0.0, 0.0, z]), np.array([np.cos(angle), np.sin(angle), 0.0])
+            hits = [mujoco.mju_rayGeom(d.geom_xpos[g], d.geom_xmat[g], m.geom_size[g], start, direction,
+                                       int(m.geom_type[g])) for g in props]
+            assert 0 < min(h for h in hits if h >= 0) < 3.0, (z, angle)
+
+
+def test_open_door_counts_no_progress_past_the_wall_end(envs):
+    """A body placed past the wall's end (a constructed state: the room forbids reaching it) meets neither the
+    forward distance nor the native signal; the same distance through the doorway meets both."""
+    env = envs["OpenDoor"]
+    task, ctx = env.task, env._ctx
+    env.reset(seed=0)
+    x0 = float(env.task_state["x0"])
+    for y, through in ((2.5, False), (-2.5, False), (0.0, True)):
+        ts = dict(env.task_state)
+        for x in (x0 + 1.0, x0 + 2.3):
+            view = _view(env, ctx.pose(root_xy=(x, y)))
+            ts = task.advance(view, ts, np)
+        assert bool(ts["through_door"]) is through
+        assert bool(task.success(ts, 2, False, np)) is through
+        assert bool(task.solved_native(view, ts, 2, np)) is through
+        assert (float(ts["max_forward"]) >= 2.0) is through
+
+
 def test_open_door_terminations(envs):
     env = envs["OpenDoor"]
     task, ctx = env.task, env._ctx
@@ -428,7 +461,8 @@ def test_open_door_success_history(envs):
     assert float(ts["max_door_angle"]) == pytest.approx(1.05) and task.success(ts, 3, False, np)
     ts = task.advance(at(x0, door=1.25), ts, np)
     assert bool(ts["door_open"])
-    assert task.success_trace(ts) == {"max_forward": 0.0, "max_door_angle": 1.25, "door_open": True, "passes": 0}
+    assert task.success_trace(ts) == {"max_forward": 0.0, "max_door_angle": 1.25, "door_open": True, "passes": 0,
+                                     "through_door": False}
 
 
 def test_open_door_rewards(envs):
@@ -565,9 +599,9 @@ def test_open_door_native_solved_is_the_pelvis_past_the_door(envs, past_door_m, 
     task = env.task
     env.reset(seed=0)
     view = _view(env, env._ctx.pose(root_xy=(DOOR_PLANE_X_M + past_door_m, 0.0)))
-    assert bool(task.solved_native(view, dict(env.task_state), 1, np)) is solved
+    ts = task.advance(view, dict(env.task_state), np)  # from the start: through the doorway (y = 0)
+    assert bool(task.solved_native(view, ts, 1, np)) is solved
     # 1.2 m past the door is short of the Table XII 2.0 m forward displacement from the start.
-    ts = task.advance(view, dict(env.task_state), np)
     assert bool(task.success(ts, 1, False, np)) is (float(ts["max_forward"]) >= 2.0)
 
 

@@ -27,7 +27,11 @@ Scene: a wall across the path, its near face at ``x = 0.45`` m (0.10 m thick,
 100 kg/m³, friction 0.5) flush with the wall's near face, hinged on a vertical
 axis at its left (+y) far corner, opening towards +x (range 0–1.57 rad, damping
 0.05 N·m·s/rad, no spring); a push handle (a vertical capsule bar) on its near
-face 0.15 m from the free edge at 1.05 m height. Wall and door collide with the
+face 0.15 m from the free edge at 1.05 m height. The wall ends 2 m either side of
+the doorway's centre, and a room closes the start area: two side walls along
+``y = ±2.05`` m (0.10 m thick) from the wall back to a back wall at ``x = −1.5``
+m, all 2.5 m high (drawn translucent, so that a camera outside sees the body):
+the doorway is the only way forward. Wall, room and door collide with the
 body, not with each other; the door clears the floor by 5 cm. Physics step
 2 ms (the original scene's), 10 per control step: 20 ms, so the 1,000-step
 horizon is 20 s. (Boxes
@@ -50,6 +54,14 @@ Success: maximum forward pelvis displacement from the start ≥ 2.0 m, or the
 door-open flag, or maximum door angle > 1.0 rad. Horizon: 1,000 steps.
 Native solved (the original's flag, counted as success by the evaluator): the
 pelvis origin more than 1.2 m past the closed door's plane.
+Both distances count only *through the door*: the forward displacement (its
+maximum, the pass thresholds) and the native signal count once the pelvis
+origin has crossed the closed door's plane inside the doorway (``|y_pelvis| <
+0.6`` m at the step that crossed it; ``through_door`` in the task state,
+sticky). Before the room was added the wall was free-standing, and walking
+round its end met both the 2 m and the native signal; the room closes that
+way, and this clause keeps a body that is past the wall any other way (a
+constructed state, a gap in a future scene) from counting.
 
 Choices where the paper is open:
 
@@ -89,6 +101,8 @@ WALL_X_M = 0.45
 WALL_THICKNESS_M = 0.10
 WALL_HEIGHT_M = 2.5
 WALL_HALF_LENGTH_M = 2.0
+#: The room round the start: its back wall's near face (x, m); its side walls' inner faces at y = ±WALL_HALF_LENGTH_M.
+ROOM_BACK_X_M = -1.5
 # Doorway and door as the original's door_open.xml@740316b: a 1.2 m × 2.25 m opening, a 1.1 m × 2.2 m ×
 # 8 cm panel of density 100 kg/m³ (19.36 kg) 5 cm above the floor, hinge damping 0.05, range 0–1.57 rad,
 # door friction 0.5, handle 1.05 m high, 0.15 m from the free edge.
@@ -160,6 +174,18 @@ class OpenDoor(Task):
             frame.add_geom(name=f"open_door_wall_{name}", type=box,
                            size=[WALL_THICKNESS_M / 2, side, WALL_HEIGHT_M / 2],
                            pos=[xc, y, WALL_HEIGHT_M / 2], rgba=wall, contype=0, conaffinity=1)
+        room = [0.85, 0.85, 0.8, 0.15]  # translucent: a camera outside the room sees the body
+        depth = WALL_X_M - ROOM_BACK_X_M
+        for name, y in (("left", WALL_HALF_LENGTH_M + WALL_THICKNESS_M / 2),
+                        ("right", -WALL_HALF_LENGTH_M - WALL_THICKNESS_M / 2)):
+            frame.add_geom(name=f"open_door_room_{name}", type=box,
+                           size=[depth / 2 + WALL_THICKNESS_M, WALL_THICKNESS_M / 2, WALL_HEIGHT_M / 2],
+                           pos=[ROOM_BACK_X_M + depth / 2, y, WALL_HEIGHT_M / 2], rgba=room, contype=0,
+                           conaffinity=1)
+        frame.add_geom(name="open_door_room_back", type=box,
+                       size=[WALL_THICKNESS_M / 2, WALL_HALF_LENGTH_M + WALL_THICKNESS_M, WALL_HEIGHT_M / 2],
+                       pos=[ROOM_BACK_X_M - WALL_THICKNESS_M / 2, 0.0, WALL_HEIGHT_M / 2], rgba=room, contype=0,
+                       conaffinity=1)
         lintel = (WALL_HEIGHT_M - DOORWAY_HEIGHT_M) / 2
         frame.add_geom(name="open_door_lintel", type=box,
                        size=[WALL_THICKNESS_M / 2, DOORWAY_HALF_WIDTH_M, lintel],
@@ -200,6 +226,8 @@ class OpenDoor(Task):
             "passed_1m": np.bool_(False),
             "passed_2m": np.bool_(False),
             "pass_new": np.float64(0.0),
+            "prev_x": np.float64(ctx.forward(qpos).pelvis_pos[0]),
+            "through_door": np.bool_(False),
         }
         return InitialState(qpos, np.zeros(ctx.model.nv), ts)
 
@@ -217,7 +245,11 @@ class OpenDoor(Task):
         return s.body_pos(self.handle_body) - s.pos("hand_r")
 
     def advance(self, s, ts, xp):
-        fwd = s.pelvis_pos[0] - ts["x0"]
+        x, y = s.pelvis_pos[0], s.pelvis_pos[1]
+        crossed = (ts["prev_x"] < DOOR_PLANE_X_M) & (x >= DOOR_PLANE_X_M) & (xp.abs(y) < DOORWAY_HALF_WIDTH_M)
+        through = xp.logical_or(ts["through_door"], crossed)
+        # forward progress counts only through the door (in front of it the wall keeps it below 0.5 m)
+        fwd = xp.where(through, x - ts["x0"], xp.minimum(x - ts["x0"], 0.0))
         theta = self._door_angle(s)
         t1, t2 = self.pass_thresholds_m
         p1 = xp.logical_or(ts["passed_1m"], fwd > t1)
@@ -231,6 +263,8 @@ class OpenDoor(Task):
             "passed_1m": p1,
             "passed_2m": p2,
             "pass_new": new,
+            "prev_x": x,
+            "through_door": through,
         }
 
     def observation(self, s, ts, xp):
@@ -267,8 +301,8 @@ class OpenDoor(Task):
                 | (ts["max_door_angle"] > self.success_angle_rad))
 
     def solved_native(self, s, ts, steps, xp):
-        """The original's ``solved``: the pelvis more than 1.2 m past the door's plane."""
-        return s.pelvis_pos[0] > DOOR_PLANE_X_M + NATIVE_PAST_DOOR_M
+        """The original's ``solved``: the pelvis more than 1.2 m past the door's plane (through the door)."""
+        return xp.logical_and(ts["through_door"], s.pelvis_pos[0] > DOOR_PLANE_X_M + NATIVE_PAST_DOOR_M)
 
     def success_trace(self, ts):
         return {
@@ -276,4 +310,5 @@ class OpenDoor(Task):
             "max_door_angle": float(ts["max_door_angle"]),
             "door_open": bool(ts["door_open"]),
             "passes": int(bool(ts["passed_1m"])) + int(bool(ts["passed_2m"])),
+            "through_door": bool(ts["through_door"]),
         }
