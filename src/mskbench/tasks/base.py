@@ -272,9 +272,11 @@ class Task(ABC):
     control_dt_s: float = 0.01
     #: The original code's native "solved" condition in words, with its ``file@commit`` (None: it has none).
     native_solved: ClassVar[str | None] = None
-    #: Why the native signal does not count towards success (it is degenerate on this body: a zero,
-    #: passive or random policy meets it), or None when it counts. Measured by
-    #: ``benchmarks/native_degeneracy.py``; the numbers are in docs/tasks.md.
+    #: Why the native signal does not count towards success, or None when it counts: it is degenerate on
+    #: this body (a zero, passive or random policy, ``hold`` where the goal is more than the start, or a
+    #: cheat probe meets it: ``mskbench calibrate``, ``benchmarks/native_degeneracy.py``), or it is an
+    #: instantaneous flag that skips Table XII's own clauses (WalkAndSit, Catch). The numbers are in
+    #: docs/tasks.md and docs/calibration.md.
     native_degenerate: ClassVar[str | None] = None
     #: Whether the task's goal is to keep its start (stand, hold the bar, stay on one leg, on the board):
     #: only there may the ``hold`` probe — the start posture held — succeed; anywhere else a success of

@@ -38,8 +38,13 @@ Termination ("ground contact (head/knees)", geometric): ``head_too_low``
 Success: the sit flag (``has_sat_down``) is true and the rollout reached 500
 steps. Horizon: 500 steps (Table XII; 1 ms physics, 10 ms control step, as the
 original's ``sit.xml``).
-Native solved (the original's flag, counted as success by the evaluator): the
-sticky ``sat_native``, set once ``‖Δp_chair^xy‖ < 0.15 m ∧ |Δp_chair^z| < 0.12 m``.
+Native solved (the original's flag, which its evaluator counts as success at the
+first step it is raised): the sticky ``sat_native``, set once ``‖Δp_chair^xy‖ <
+0.15 m ∧ |Δp_chair^z| < 0.12 m``. **Not counted here** (:attr:`WalkAndSit.native_degenerate`):
+it is an instantaneous position test that skips both of Table XII's clauses (the
+sit flag, 500 steps), of the kind that made Sit's native degenerate — a pelvis
+falling backwards onto the chair passes through the region — so an episode that
+raised it would end as a success at that step. Only Table XII counts.
 
 Choices where the paper is open:
 
@@ -98,6 +103,9 @@ class WalkAndSit(Task):
                      "its chair_pos (−0.5, 0, 0.45), near its seat top: here the seat target point, the seated "
                      "pelvis origin on this body); "
                      "msk_bench/envs/msk/benchmark/msk_bench_v0.py@a68b6ce::MSKBenchWalkAndSitEnvV0.get_reward_dict")
+    native_degenerate = ("an instantaneous position test that skips both of Table XII's clauses (the sit flag and "
+                         "500 steps): a pelvis falling backwards onto the chair passes through its region, as with "
+                         "Sit's native (the fall-back probe: docs/calibration.md)")
     reward_weights = {
         "backwards_precision": 100.0,
         "fast_descent": 50.0,
