@@ -21,7 +21,13 @@ Observation: gait phase ``(sin 2πφ, cos 2πφ)`` (2); nearest hurdle
 ``Δh = (Δx, h)`` (2): forward distance from the pelvis to the next hurdle not
 yet passed (after the last one: to the last one, negative) and its height.
 Initial state: standing (neutral pose) on the floor at rest, facing +x, a
-random distance before the first hurdle. Termination: ``z_pelvis < 0.55`` m
+random distance before the first hurdle (root ``x ~ U(−0.5, 0)`` m), plus Stand's
+draw: ``N(0, 0.005²)`` on every independent joint (clipped, dependents resolved),
+on the root's ``x, y`` and on each root-quaternion component, zero velocity (on
+the device in the batched env). The distance alone changed nothing a policy
+observes (the zero policy's returns differed by 7e-8 over 50 seeds); the paper
+says "standing" and the original starts from a walk frame
+(``walk_v0.py@4ffd2d6::WalkEnvV0.reset``), so the standing task's noise is ours. Termination: ``z_pelvis < 0.55`` m
 (``pelvis_too_low``) or ``|yaw| > asin 0.8 = 0.927`` rad (``heavy_yaw``; the
 original's ``|R_pelvis[1,0]| > 0.8``). Success: the number of cleared hurdles
 reaches the total (five). Native solved signal: none (the original's
@@ -58,7 +64,7 @@ Choices where the paper is open:
 
 Options (``Hurdle.Config``): the track (``hurdle_x``, ``hurdle_heights_m``,
 ``hurdle_width_m``, ``rail_radius_m``), ``lateral_limit_m``, ``pelvis_min_m``, ``yaw_max_rad``,
-``start_x_range`` and ``period_s`` (the values above).
+``start_x_range``, ``init_noise`` and ``period_s`` (the values above).
 """
 
 from __future__ import annotations
@@ -70,6 +76,7 @@ import numpy as np
 
 from mskbench.tasks.base import (InitContext, InitialState, Task, TaskConfig, advance_phase, check_positive,
                                  check_range, efficiency, option, phase_clock, put)
+from mskbench.tasks.starts import StartNoise, add_start_noise
 
 
 class Hurdle(Task):
@@ -98,11 +105,13 @@ class Hurdle(Task):
         pelvis_min_m: float = option(0.55, "pelvis_too_low below this pelvis height (m)")
         yaw_max_rad: float = option(float(np.arcsin(0.8)), "heavy_yaw beyond this |yaw| (rad)")
         start_x_range: tuple[float, float] = option((-0.5, 0.0), "initial root x (m)")
+        init_noise: float = option(0.005, "start noise N(0, this²) on the joints (rad), root x, y (m) and quaternion")
         period_s: float = option(1.0, "period of the free-running gait clock (s)")
 
         def __post_init__(self):
             check_range(self, "start_x_range")
             check_positive(self, "hurdle_width_m", "rail_radius_m", "period_s")
+            check_positive(self, "init_noise", allow_zero=True)
             if len(self.hurdle_x) < 1 or list(self.hurdle_x) != sorted(self.hurdle_x):
                 raise ValueError(f"hurdle_x must list at least one hurdle, in increasing x, got {self.hurdle_x}")
             if len(self.hurdle_heights_m) != len(self.hurdle_x) or \
@@ -143,9 +152,12 @@ class Hurdle(Task):
         return InitialState(ctx.pose(), np.zeros(ctx.model.nv), ts)
 
     def randomize(self, init: InitialState, rng, xp) -> InitialState:
-        """The root moved to a random x before the first hurdle (the floor is flat: the height stays)."""
+        """The root moved to a random x before the first hurdle (the floor is flat: the height stays), then
+        Stand's joint and root noise at zero velocity."""
         x0 = rng.uniform(*self.start_x_range)
-        return InitialState(put(xp, init.qpos, 0, x0), init.qvel, init.task_state)
+        noise = StartNoise(joint_rad=self.init_noise, root_xy_m=self.init_noise, root_quat=self.init_noise)
+        qpos, qvel = add_start_noise(self.start_tables, noise, put(xp, init.qpos, 0, x0), init.qvel, rng, xp)
+        return InitialState(qpos, qvel, init.task_state)
 
     def _delta_x(self, s, passed, xp):
         idx = xp.minimum(passed, self.n_hurdles - 1)

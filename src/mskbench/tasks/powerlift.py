@@ -41,10 +41,19 @@ overhead, ``shoulder_elv = 3.0``): legs straight (neutral), the lumbar at the
 safety term's target −0.4 rad (flexion), both arms raised overhead (shoulder
 elevation 3.0 rad in the plane of elevation 0), the bar in the hands at
 ~1.82 m (already above the 1.6 m threshold, as in the original), on the
-floor, at rest, no noise: a fixed start (``start``), the same every episode, because the
-original's reset draws nothing either (``msk_bench_v0.py@a68b6ce::MSKBenchPowerliftEnvV0.reset``:
-a fixed pose, then 25 physics steps with the lumbar muscles held at 0.8 activation; the paper is
-silent on noise).
+floor, at rest (``start``); per episode (``randomize``, on the device in the batched env) Stand's
+draw: ``N(0, 0.005²)`` on every independent joint (clipped to its range, dependents resolved), on
+the root's ``x, y`` and on each root-quaternion component (then normalised), zero velocity; the bar
+is left where the noise-free hands hold it (the grip's ``connect`` equalities close the < 1 cm gap
+in the first steps). Our choice, where the paper is silent and the original draws nothing
+(``msk_bench_v0.py@a68b6ce::MSKBenchPowerliftEnvV0.reset``: a fixed pose, then 25 physics steps
+with the lumbar muscles held at 0.8 activation and every other muscle's activation left from the
+previous episode, so its starts varied with what ran before them, and its SAC evaluator
+(``rl_paradigms/sac/eval_sac_success.py@d7a2891``) samples stochastic actions by default: the
+paper's 38 % (DepRL) and 90 % (SAC) are rates of varying episodes, which a single fixed start
+cannot give to a deterministic policy). The carry-over is not reproduced (an episode must depend on
+its seed only); Stand's draw is the original's own for the neighbouring standing task
+(``MSKBenchStandEnvV0.reset``).
 
 Native solved (the original's ``solved = hold_bonus > 0.5``): the bar above
 1.6 m and moving vertically slower than 0.1 m/s at this step — the
@@ -70,8 +79,8 @@ fail. Horizon: 1,000 control steps of 20 ms (the original's registry and
 Options (``Powerlift.Config``): the thresholds above — ``bar_target_height_m``,
 ``bar_still_mps``, ``lumbar_target_rad``, ``hinge_lumbar_rad``,
 ``pelvis_height_min_m``, ``lumbar_max_rad`` —, ``success_steps`` (900: the step
-at which the bar's height is checked) and the
-bar's mass ``bar_mass_kg`` (0.05 kg; Fig. 8 also uses 5 and 10 kg).
+at which the bar's height is checked), the
+bar's mass ``bar_mass_kg`` (0.05 kg; Fig. 8 also uses 5 and 10 kg) and ``init_noise`` (0.005).
 """
 
 from __future__ import annotations
@@ -83,6 +92,7 @@ import numpy as np
 
 from mskbench.tasks.base import InitContext, InitialState, Task, TaskConfig, check_positive, efficiency, option
 from mskbench.tasks.grip import add_grip, bar_frame_from_hands, hand_positions
+from mskbench.tasks.starts import StartNoise, add_start_noise
 
 #: "High CoM, pre-loaded lumbar": straight legs, lumbar at −0.4 rad, both arms raised overhead.
 POWERLIFT_START = {
@@ -131,9 +141,11 @@ class Powerlift(Task):
         success_steps: int = option(900, "success: this many control steps without earlier termination, the bar at "
                                          "least bar_target_height_m high at the last of them")
         bar_mass_kg: float = option(0.05, "mass of the bar (kg; the original's 0.05, Fig. 8 also 5 and 10)")
+        init_noise: float = option(0.005, "start noise N(0, this²) on the joints (rad), root x, y (m) and quaternion")
 
         def __post_init__(self):
             check_positive(self, "bar_mass_kg", "success_steps")
+            check_positive(self, "init_noise", allow_zero=True)
 
     #: The bar's free-joint addresses, resolved in ``bind``.
     bar_qpos_adr = bar_dof_adr = -1
@@ -163,6 +175,12 @@ class Powerlift(Task):
         qpos[self.bar_qpos_adr + 3:self.bar_qpos_adr + 7] = quat
         ts = {"steps": np.int64(0), "max_bar_height": np.float64(pos[2]), "bar_height_at_check": np.float64(-np.inf)}
         return InitialState(qpos, np.zeros(ctx.model.nv), ts)
+
+    def randomize(self, init: InitialState, rng, xp) -> InitialState:
+        """The overhead start with Stand's joint and root noise, at zero velocity (the bar stays put)."""
+        noise = StartNoise(joint_rad=self.init_noise, root_xy_m=self.init_noise, root_quat=self.init_noise)
+        qpos, qvel = add_start_noise(self.start_tables, noise, init.qpos, init.qvel, rng, xp)
+        return InitialState(qpos, qvel, init.task_state)
 
     # -- step-time -------------------------------------------------------------------
     def _bar_z(self, s):
