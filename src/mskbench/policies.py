@@ -13,13 +13,17 @@ Built-ins (no learning; they anchor the bottom of the leaderboard):
 * ``random``: uniform actions in [−1, 1]; each episode's actions depend only
   on the episode's seed (``reset(seed)`` reseeds it).
 
-Two more built-ins are *privileged* (:data:`PRIVILEGED_POLICIES`): they read the simulator of the
+The other built-ins are *privileged* (:data:`PRIVILEGED_POLICIES`): they read the simulator of the
 environment they act in, so they are built with it — by :func:`mskbench.eval.protocol.load_policy`
 (``spec, env, seed``) or :func:`mskbench.control.make_controller` — not by :func:`make_policy`:
 
 * ``expert``: the training-free whole-body muscle QP with the task's behaviour
   (:mod:`mskbench.control`; it serves the tasks of ``mskbench.control.EXPERT_BEHAVIOURS``).
 * ``hold``: the same controller whose only target is the episode's start pose.
+
+and the *cheat probes* (:data:`CHEAT_PROBES`, :mod:`mskbench.control.probes`): the same controller
+scripted at the letter of one task's criterion and not its intent (``calf-raise`` on Jump,
+``fall-back`` on Sit and WalkAndSit, ``basket`` on Catch, ``lean`` on Balance and SingleLegStand).
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ import numpy as np
 
 from mskbench.envs.protocols import EpisodicPolicy, NormalizingPolicy, Policy
 
-__all__ = ["BUILTIN_POLICIES", "PRIVILEGED_POLICIES", "ConstantPolicy", "FullPolicy", "Policy", "RandomPolicy", "as_policy", "make_policy"]
+__all__ = ["BUILTIN_POLICIES", "CHEAT_PROBES", "PRIVILEGED_POLICIES", "ConstantPolicy", "FullPolicy", "Policy", "RandomPolicy", "as_policy", "make_policy"]
 
 
 class ConstantPolicy:
@@ -60,7 +64,9 @@ class RandomPolicy:
 
 
 #: The built-in policies that read the simulator (built with the environment: see the module docstring).
-PRIVILEGED_POLICIES = ("hold", "expert")
+#: The cheat probes (their behaviours and tasks: :data:`mskbench.control.probes.PROBES`).
+CHEAT_PROBES = ("calf-raise", "fall-back", "basket", "lean")
+PRIVILEGED_POLICIES = ("hold", "expert", *CHEAT_PROBES)
 BUILTIN_POLICIES = ("zero", "passive", "random") + PRIVILEGED_POLICIES
 
 

@@ -63,7 +63,8 @@ class Behaviour:
     def reset(self, ctx: Context) -> None:
         """An episode starts (the state loaded in ``ctx`` is its first)."""
 
-    def targets(self, ctx: Context) -> Targets:
+    def targets(self, ctx: Context) -> Targets | None:
+        """This step's targets; None: no control at all (every excitation 0; a cheat probe going limp)."""
         raise NotImplementedError
 
     def weights(self) -> Weights:
@@ -123,11 +124,13 @@ class ExpertPolicy:
             self.reset()
         qpos, qvel, act = self._state(obs)
         self.qp.load(qpos, qvel, act)
-        sol = self.qp.solve(self.behaviour.targets(self.ctx))
-        self.last = sol
+        targets = self.behaviour.targets(self.ctx)
         self.ctx.step += 1
         u = np.zeros(self.env.model.nu)
-        u[self.qp.mid] = sol.excitation
+        if targets is not None:
+            sol = self.qp.solve(targets)
+            self.last = sol
+            u[self.qp.mid] = sol.excitation
         return action_for(u[: self.env.n_muscles], self.env.action_map, np).astype(np.float32)
 
     def describe(self) -> dict[str, Any]:

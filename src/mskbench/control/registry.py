@@ -1,7 +1,9 @@
-"""The built-in privileged policies: ``expert`` (a task's behaviour) and ``hold`` (keep the start).
+"""The built-in privileged policies: ``expert`` (a task's behaviour), ``hold`` (keep the start) and the
+cheat probes of :mod:`mskbench.control.probes` (``calf-raise``, ``fall-back``, ``basket``, ``lean``).
 
 ``make_controller(name, env)`` builds one for an environment; ``serves(name, task)`` says whether it
-has a behaviour for a task (``hold`` serves every task; ``expert`` the tasks of :data:`EXPERT_BEHAVIOURS`).
+has a behaviour for a task (``hold`` serves every task; ``expert`` the tasks of :data:`EXPERT_BEHAVIOURS`;
+a probe the tasks it aims at, :data:`mskbench.control.probes.PROBE_TASKS`).
 """
 
 from __future__ import annotations
@@ -9,13 +11,14 @@ from __future__ import annotations
 from mskbench.catalog import task_id
 from mskbench.control import behaviours as B
 from mskbench.control.expert import Behaviour, ExpertPolicy
+from mskbench.control.probes import PROBE_TASKS, PROBES
 
 #: The expert's behaviour per task id.
 EXPERT_BEHAVIOURS: dict[str, type[Behaviour]] = {
     cls.tasks[0]: cls for cls in (B.Stand, B.Powerlift, B.SingleLegStand, B.Sit, B.Balance, B.Squat, B.Reach, B.Walk)
 }
 #: The privileged built-in policies, by name.
-CONTROLLERS = ("hold", "expert")
+CONTROLLERS = ("hold", "expert", *PROBES)
 
 
 def check_controller(name: str) -> str:
@@ -27,6 +30,8 @@ def check_controller(name: str) -> str:
 def serves(name: str, task: str) -> bool:
     """Whether the controller ``name`` has a behaviour for ``task`` (any accepted task name)."""
     check_controller(name)
+    if name in PROBES:
+        return task_id(task) in PROBE_TASKS[name]
     return name == "hold" or task_id(task) in EXPERT_BEHAVIOURS
 
 
@@ -36,6 +41,10 @@ def behaviour_for(name: str, task: str) -> Behaviour:
     if name == "hold":
         return B.Hold()
     tid = task_id(task)
+    if name in PROBES:
+        if tid not in PROBE_TASKS[name]:
+            raise ValueError(f"the {name} probe aims at {', '.join(PROBE_TASKS[name])}, not {tid}")
+        return PROBES[name]()
     if tid not in EXPERT_BEHAVIOURS:
         raise ValueError(f"the expert has no behaviour for {tid}; it serves {', '.join(EXPERT_BEHAVIOURS)} "
                          "('hold' serves every task)")
@@ -43,7 +52,7 @@ def behaviour_for(name: str, task: str) -> Behaviour:
 
 
 def make_controller(name: str, env, activation_rate: float = 0.0) -> ExpertPolicy:
-    """The privileged built-in policy ``name`` (``expert`` or ``hold``) for ``env`` (an
+    """The privileged built-in policy ``name`` (``expert``, ``hold`` or a cheat probe) for ``env`` (an
     :class:`~mskbench.envs.MSKEnv` or a wrapper of one): it reads that environment's simulator.
     ``activation_rate``: its QP's :attr:`~mskbench.control.qp.Weights.activation_rate` (0, the default:
     the behaviour's own weights)."""

@@ -4,7 +4,8 @@ The success rate is only meaningful if no policy gets it for free. The
 calibration runs built-in policies — ``zero`` (every muscle at excitation
 0.5), ``passive`` (no excitation), ``random`` (uniform actions) and any other
 built-in registered by name in :data:`mskbench.policies.BUILTIN_POLICIES`
-(e.g. a ``hold`` or ``expert`` probe) — on every task through the evaluation
+(the ``hold`` probe, the ``expert``, the cheat probes of :mod:`mskbench.control.probes`,
+each on the tasks it serves) — on every task through the evaluation
 protocol (train environment, episode ``i`` with seed ``seed + i``, the CPU
 executors: local workers or Ray), into a results store, so a killed run
 resumes where it stopped. Each policy's records are stored under the method
@@ -16,8 +17,9 @@ by the paper's rule (the two combined, :func:`mskbench.tasks.base.paper_success`
 the median, minimum and maximum episode length, the return's mean, spread
 and extremes, and the termination reasons with their counts.
 :func:`free_successes` lists every counted success of a trivial policy
-(``zero``, ``passive``, ``random``) and of the ``hold`` probe on a task whose goal
-is more than keeping its start (``Task.goal_is_start``), which must be none;
+(``zero``, ``passive``, ``random``), of the ``hold`` probe on a task whose goal
+is more than keeping its start (``Task.goal_is_start``) and of a cheat probe on a
+task it aims at (each aims at the letter of a criterion, not the task), which must be none;
 :func:`native_verdicts` says per task whether one of those meets its native
 signal (the signal is then degenerate) and whether the task declares it so
 (``Task.native_degenerate``).
@@ -35,16 +37,18 @@ from typing import Any
 
 from mskbench.eval.executors import JobSpec, run_units
 from mskbench.eval.protocol import DEFAULT_EPISODES, Unit, eval_units
+from mskbench.policies import CHEAT_PROBES
 
 #: Policies that control nothing: no success criterion that counts may be met by them.
 TRIVIAL_POLICIES = ("zero", "passive", "random")
 #: Probes the calibration adds to its default set when they are registered as built-ins.
-OPTIONAL_POLICIES = ("hold", "expert")
+OPTIONAL_POLICIES = ("hold", *CHEAT_PROBES, "expert")
 #: The probe that holds the episode's start: it may succeed only where the goal is the start.
 HOLD_PROBE = "hold"
 #: A native signal a trivial policy meets in at least this % of its episodes is degenerate.
 DEGENERACY_THRESHOLD_PCT = 1.0
-__all__ = ["DEFAULT_EPISODES", "DEGENERACY_THRESHOLD_PCT", "HOLD_PROBE", "OPTIONAL_POLICIES", "TRIVIAL_POLICIES",
+__all__ = ["CHEAT_PROBES", "DEFAULT_EPISODES", "DEGENERACY_THRESHOLD_PCT", "HOLD_PROBE", "OPTIONAL_POLICIES",
+           "TRIVIAL_POLICIES",
            "builtin_policies", "free_policy", "served", "serves", "calibration_table", "calibration_units", "check_policies", "default_policies",
            "free_successes", "markdown", "native_cell", "native_verdicts", "run_calibration"]
 
@@ -57,7 +61,7 @@ def builtin_policies() -> tuple[str, ...]:
 
 
 def default_policies() -> tuple[str, ...]:
-    """``zero, passive, random``, then those of ``hold, expert`` that are registered."""
+    """``zero, passive, random``, then those of ``hold``, the cheat probes and ``expert`` that are registered."""
     available = builtin_policies()
     return TRIVIAL_POLICIES + tuple(p for p in OPTIONAL_POLICIES if p in available)
 
@@ -77,7 +81,8 @@ def check_policies(names: Iterable[str]) -> list[str]:
 
 def serves(policy: str, task: str) -> bool:
     """Whether ``policy`` runs on ``task``: every built-in does, except the ``expert``, which has a behaviour
-    for some tasks only (:data:`mskbench.control.EXPERT_BEHAVIOURS`)."""
+    for some tasks only (:data:`mskbench.control.EXPERT_BEHAVIOURS`), and a cheat probe, which runs on the
+    tasks it aims at (:data:`mskbench.control.probes.PROBE_TASKS`)."""
     from mskbench.policies import PRIVILEGED_POLICIES
 
     if policy not in PRIVILEGED_POLICIES:
@@ -113,7 +118,7 @@ def _native(task: str) -> dict[str, Any]:
 
     cls = REGISTRY[task]
     return {"signal": cls.native_solved is not None, "counts": cls.native_counts(),
-            "degenerate": cls.native_degenerate}
+            "degenerate": cls.native_degenerate, "skips_clauses": cls.native_skips_clauses}
 
 
 def _pct(flags: Sequence[bool]) -> float:
@@ -177,11 +182,14 @@ def calibration_table(store, policies: Sequence[str], tasks: Sequence[str], seed
 
 def free_policy(policy: str, task: str) -> bool:
     """Whether any success of ``policy`` on ``task`` would be free: a trivial policy on any task, the
-    ``hold`` probe on a task whose goal is more than keeping its start (``Task.goal_is_start`` False)."""
+    ``hold`` probe on a task whose goal is more than keeping its start (``Task.goal_is_start`` False), a
+    cheat probe on a task it aims at (it does the letter of the criterion, not the task)."""
     from mskbench.tasks import REGISTRY
 
     if policy in TRIVIAL_POLICIES:
         return True
+    if policy in CHEAT_PROBES:
+        return serves(policy, task)
     return policy == HOLD_PROBE and not REGISTRY[task].goal_is_start
 
 
@@ -213,9 +221,11 @@ def native_verdicts(table: dict[str, Any], threshold_pct: float = DEGENERACY_THR
         worst = max((r["sr_native_pct"] for r in rows), default=None)
         measured = native["signal"] and worst is not None and worst >= threshold_pct
         declared = native["degenerate"] is not None
+        # a signal declared for skipping Table XII's own clauses does not count whether or not a probe met it
+        structural = declared and bool(native.get("skips_clauses"))
         out[task] = {"has_native": native["signal"], "max_native_pct": worst, "degenerate": measured,
                      "declared_degenerate": declared,
-                     "agrees": (not native["signal"]) or worst is None or measured == declared}
+                     "agrees": (not native["signal"]) or worst is None or measured == declared or structural}
     return out
 
 

@@ -278,6 +278,9 @@ class Task(ABC):
     #: instantaneous flag that skips Table XII's own clauses (WalkAndSit, Catch). The numbers are in
     #: docs/tasks.md and docs/calibration.md.
     native_degenerate: ClassVar[str | None] = None
+    #: Whether ``native_degenerate`` is declared because the signal skips Table XII's own clauses (then it does
+    #: not count whether or not a probe meets it; the calibration's verdict accepts it unmet).
+    native_skips_clauses: ClassVar[bool] = False
     #: Whether the task's goal is to keep its start (stand, hold the bar, stay on one leg, on the board):
     #: only there may the ``hold`` probe — the start posture held — succeed; anywhere else a success of
     #: ``hold`` is free (:func:`mskbench.eval.calibration.free_successes`).

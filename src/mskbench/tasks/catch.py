@@ -105,6 +105,7 @@ class Catch(Task):
     timestep_s = 0.002
     native_solved = ("first interception: cube within 0.15 m of the lunates' midpoint and above 0.5 m, "
                      "pelvis not below 0.5 m: benchmark/msk_bench_v0.py@a68b6ce::MSKBenchCatchEnvV0.get_reward_dict")
+    native_skips_clauses = True
     native_degenerate = ("an instantaneous proximity test that skips both of Table XII's clauses (the catch flag "
                          "and 200 steps): the hold probe brings the cube within 1.4 cm of it on every seed, and a "
                          "basket of forearms in the throw's path, hands open, aims at it (docs/calibration.md)")

@@ -103,6 +103,7 @@ class WalkAndSit(Task):
                      "its chair_pos (−0.5, 0, 0.45), near its seat top: here the seat target point, the seated "
                      "pelvis origin on this body); "
                      "msk_bench/envs/msk/benchmark/msk_bench_v0.py@a68b6ce::MSKBenchWalkAndSitEnvV0.get_reward_dict")
+    native_skips_clauses = True
     native_degenerate = ("an instantaneous position test that skips both of Table XII's clauses (the sit flag and "
                          "500 steps): a pelvis falling backwards onto the chair passes through its region, as with "
                          "Sit's native (the fall-back probe: docs/calibration.md)")

@@ -1,0 +1,159 @@
+"""Cheat probes: scripted, privileged controllers that aim at the letter of one success criterion, not
+its intent.
+
+Each probe is a behaviour of the whole-body QP (like ``hold``: it reads the simulator) that does
+something a task's criterion might let through without doing the task. ``mskbench calibrate`` runs
+every probe on the tasks it aims at (:data:`PROBE_TASKS`); any success of a probe there is a hole in
+the criterion (:func:`mskbench.eval.calibration.free_policy`), and ``--check`` fails on it.
+
+* :class:`CalfRaise` (``calf-raise``, Jump): rises on the toes and back down, the pelvis between
+  0.93 and 1.03 m, the feet never leaving the floor — the paper's hop heights without a hop.
+* :class:`FallBack` (``fall-back``, Sit, WalkAndSit): drives the pelvis backwards and down towards
+  the seat target point, then goes limp (no excitation) before it lands: a fall onto the chair.
+* :class:`Basket` (``basket``, Catch): both hands driven onto the thrown cube's predicted path, the
+  forearms a basket, the fingers never closing: the cube may land in the arms, nothing grips it.
+* :class:`Lean` (``lean``, Balance, SingleLegStand): the start kept, the trunk pitched forward to
+  0.6 rad (the pitch limit is 0.8): a pose the clauses allow that is not the task's upright stance.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mskbench.control.behaviours import Hold, Standing
+from mskbench.control.expert import Context
+from mskbench.control.qp import PointTask, Targets
+
+#: Gravity (m/s²) for the cube's ballistic path.
+_G = 9.81
+
+
+class CalfRaise(Standing):
+    """Calf raises: the stand of the ``expert`` on Stand with the knees and hips straight, the ankles
+    between flat and plantarflexed and the pelvis between ``low_m`` and ``high_m``, one raise every
+    ``period_s``; the feet are kept flat only while the body is down."""
+
+    tasks = ("Jump",)
+    period_s = 2.0
+    low_m, high_m = 0.93, 1.04
+    plantarflexion_rad = -0.5
+
+    def reset(self, ctx: Context) -> None:
+        import mujoco
+
+        super().reset(ctx)
+        m = ctx.qp.m
+
+        def adr(name: str) -> int:
+            return int(m.jnt_qposadr[mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_JOINT, name)])
+
+        self.straight = [adr(f"{j}_{s}") for j in ("hip_flexion", "knee_angle") for s in "lr"]
+        self.ankles = [adr(f"ankle_angle_{s}") for s in "lr"]
+        self.pelvis_body = ctx.body("pelvis")
+        self.heels = [ctx.body(r) for r in ("foot_l", "foot_r")]
+        self.toes = [ctx.body(r) for r in ("toes_l", "toes_r")]
+
+    def targets(self, ctx: Context) -> Targets:
+        t_s = (ctx.step + 1) * ctx.control_dt_s
+        wave = 2.0 * np.pi * t_s / self.period_s
+        up = 0.5 - 0.5 * np.cos(wave)  # 0 flat .. 1 on the toes
+        toes = np.mean([ctx.d.xpos[b][:2] for b in self.toes], axis=0)
+        heels = np.mean([ctx.d.xpos[b][:2] for b in self.heels], axis=0)
+        self.com_ref[:2] = heels + (0.45 + 0.45 * up) * (toes - heels)  # over the forefoot on the toes
+        t = super().targets(ctx)
+        t.posture = t.posture.copy()
+        t.posture[self.straight] = 0.0
+        t.posture[self.ankles] = up * self.plantarflexion_rad
+        if up > 0.1:  # on the toes: the heels are free to rise
+            t.level = frozenset()
+            t.supports = {b: g for b, g in t.supports.items() if b in self.toes}
+        if t.com_acc is not None:
+            t.com_acc[2] = 0.0  # the pelvis height task sets the height
+        z = self.low_m + up * (self.high_m - self.low_m)
+        vz = 0.5 * (self.high_m - self.low_m) * np.sin(wave) * 2.0 * np.pi / self.period_s
+        t.points.append(PointTask(self.pelvis_body, np.zeros(3), np.array([0.0, 0.0, z]), np.array([0.0, 0.0, vz]),
+                                  axes=(2,), weight=1e4))
+        return t
+
+
+class FallBack(Hold):
+    """Fall back onto the seat: the pelvis driven backwards and down towards the chair's seat target
+    point for ``drive_s``, then no control at all (``targets`` returns None: every excitation 0)."""
+
+    tasks = ("Sit", "WalkAndSit")
+    drive_s = 0.35
+
+    def reset(self, ctx: Context) -> None:
+        from mskbench.tasks import chair
+
+        super().reset(ctx)
+        self.pelvis_body = ctx.body("pelvis")
+        self.seat = np.asarray(chair.SEAT_TARGET, float)
+
+    def targets(self, ctx: Context) -> Targets | None:
+        if (ctx.step + 1) * ctx.control_dt_s > self.drive_s:
+            return None  # limp: the landing is not controlled
+        posture = self.posture.copy()
+        t = Targets(posture=posture, com_acc=None, supports=dict(self.surfaces))
+        pelvis = ctx.d.xpos[self.pelvis_body]
+        gap = self.seat - pelvis
+        t.points.append(PointTask(self.pelvis_body, np.zeros(3), pelvis + 0.5 * gap, 2.0 * gap, kp=100.0,
+                                  weight=1e4))
+        return t
+
+
+class Basket(Hold):
+    """A basket of forearms in the throw's path: both hands driven to the cube's predicted crossing of
+    the plane ``reach_m`` ahead of the chest, ``half_gap_m`` either side of it; the fingers keep the
+    start's posture (they never close)."""
+
+    tasks = ("Catch",)
+    reach_m = 0.35
+    half_gap_m = 0.10
+    hand_kp = 80.0
+
+    def reset(self, ctx: Context) -> None:
+        super().reset(ctx)
+        self.hands = (ctx.body("hand_l"), ctx.body("hand_r"))
+        self.chest_body = ctx.body("chest")
+
+    def _crossing(self, ctx: Context) -> np.ndarray:
+        task, d = ctx.task, ctx.d
+        p = d.qpos[task.cube_qpos:task.cube_qpos + 3].copy()
+        v = d.qvel[task.cube_dof:task.cube_dof + 3].copy()
+        plane_x = float(d.xpos[self.chest_body][0]) + self.reach_m
+        if v[0] < -1e-6 and p[0] > plane_x:  # still coming: where it will cross the plane
+            t = (plane_x - p[0]) / v[0]
+            return p + v * t + np.array([0.0, 0.0, -0.5 * _G * t * t])
+        return p  # passed or at rest: under the cube
+
+    def targets(self, ctx: Context) -> Targets:
+        t = super().targets(ctx)
+        aim = self._crossing(ctx)
+        for hand, side in zip(self.hands, (1.0, -1.0)):
+            goal = aim + np.array([0.0, side * self.half_gap_m, -0.03])
+            t.points.append(PointTask(hand, np.zeros(3), goal, kp=self.hand_kp))
+        return t
+
+
+class Lean(Hold):
+    """The start kept, the trunk pitched forward by ``lean_rad`` about the body's left-right axis."""
+
+    tasks = ("Balance", "SingleLegStand")
+    lean_rad = 0.6
+
+    def reset(self, ctx: Context) -> None:
+        import mujoco
+
+        super().reset(ctx)
+        q = np.zeros(4)
+        mujoco.mju_axisAngle2Quat(q, np.array([0.0, 1.0, 0.0]), self.lean_rad)
+        lean = np.zeros(4)
+        mujoco.mju_mulQuat(lean, q, self.orient[self.chest])
+        self.orient[self.chest] = lean
+
+
+#: The probes by name: the behaviour and, through its ``tasks``, the tasks it aims at.
+PROBES: dict[str, type[Standing]] = {"calf-raise": CalfRaise, "fall-back": FallBack, "basket": Basket, "lean": Lean}
+#: The tasks each probe aims at (it runs on these only).
+PROBE_TASKS: dict[str, tuple[str, ...]] = {name: cls.tasks for name, cls in PROBES.items()}
