@@ -1,4 +1,4 @@
-"""Balance (stabilization): stay balanced on a wobble board that rests on a free ball.
+"""Balance (stabilization): stay balanced on a wobble board that rests on a fixed ball.
 
 Paper rows: Table VI row 5 (rewards), Table IX row 5 (observations, init,
 termination), Table XII (success), Fig. 11(f).
@@ -130,7 +130,7 @@ class Balance(Task):
     native_solved = ("board-ball separation < 4.46 cm (exp(-5 d) > 0.8), scene CoM height > 1.151 m "
                      "(keep_height > 0.8) and body CoM within 10.6 cm of the board centre (exp(-20 d^2) > 0.8): "
                      "benchmark/msk_bench_v0.py@a68b6ce::MSKBenchBalanceEnvV0.get_reward_dict")
-    summary = "Balance in a forward-leaning guard stance on a wobble board resting on a free ball"
+    summary = "Balance in a forward-leaning guard stance on a wobble board resting on a fixed ball"
     reward_weights = {
         "forward_lean_stance": 15.0,
         "com_over_board": 15.0,
@@ -142,7 +142,7 @@ class Balance(Task):
 
     @dataclass(frozen=True)
     class Config(TaskConfig):
-        ball_radius_m: float = option(0.17, "radius of the free ball (m)")
+        ball_radius_m: float = option(0.17, "radius of the ball, fixed to the world (m)")
         board_radius_m: float = option(0.30, "radius of the round board (m)")
         board_half_height_m: float = option(0.015, "half thickness of the board (m)")
         board_mass_kg: float = option(5.0, "mass of the board (kg)")
