@@ -6,8 +6,8 @@ something a task's criterion might let through without doing the task. ``mskbenc
 every probe on the tasks it aims at (:data:`PROBE_TASKS`); any success of a probe there is a hole in
 the criterion (:func:`mskbench.eval.calibration.free_policy`), and ``--check`` fails on it.
 
-* :class:`CalfRaise` (``calf-raise``, Jump): rises on the toes and back down, the pelvis between
-  0.93 and 1.03 m, the feet never leaving the floor — the paper's hop heights without a hop.
+* :class:`CalfRaise` (``calf-raise``, Jump): rises on the toes and back down, the feet never leaving
+  the floor — the paper's hop heights (the pelvis above 1.00 m on tiptoe) without a hop.
 * :class:`FallBack` (``fall-back``, Sit, WalkAndSit): drives the pelvis backwards and down towards
   the seat target point, then goes limp (no excitation) before it lands: a fall onto the chair.
 * :class:`Basket` (``basket``, Catch): both hands driven onto the thrown cube's predicted path, the
@@ -22,21 +22,28 @@ import numpy as np
 
 from mskbench.control.behaviours import Hold, Standing
 from mskbench.control.expert import Context
-from mskbench.control.qp import PointTask, Targets
+from mskbench.control.qp import PointTask, Targets, Weights
 
 #: Gravity (m/s²) for the cube's ballistic path.
 _G = 9.81
 
 
 class CalfRaise(Standing):
-    """Calf raises: the stand of the ``expert`` on Stand with the knees and hips straight, the ankles
-    between flat and plantarflexed and the pelvis between ``low_m`` and ``high_m``, one raise every
-    ``period_s``; the feet are kept flat only while the body is down."""
+    """Calf raises: the ``expert``'s stand (:class:`~mskbench.control.behaviours.Standing`) with the knees
+    and hips straightened, the ankles between flat and ``plantarflexion_rad``, the centre of mass raised by
+    ``rise_m`` and moved from over the mid-foot to over the forefoot, one raise every ``period_s``; only
+    what touches the floor carries load and no sole is laid flat. The posture weighs more than in the
+    expert (``posture_weight``) so that the ankles follow their target."""
 
     tasks = ("Jump",)
     period_s = 2.0
-    low_m, high_m = 0.93, 1.04
+    #: Ankle angle on the toes (rad, negative: plantarflexion) and the centre of mass's rise there (m).
     plantarflexion_rad = -0.5
+    rise_m = 0.08
+    #: Where the centre of mass is kept, as a share of the way from the heels' to the toes' origins (flat, up).
+    com_share = (0.3, 0.8)
+    posture_kp = 300.0
+    posture_weight = 10.0
 
     def reset(self, ctx: Context) -> None:
         import mujoco
@@ -49,9 +56,12 @@ class CalfRaise(Standing):
 
         self.straight = [adr(f"{j}_{s}") for j in ("hip_flexion", "knee_angle") for s in "lr"]
         self.ankles = [adr(f"ankle_angle_{s}") for s in "lr"]
-        self.pelvis_body = ctx.body("pelvis")
         self.heels = [ctx.body(r) for r in ("foot_l", "foot_r")]
         self.toes = [ctx.body(r) for r in ("toes_l", "toes_r")]
+        self.start_com_z = float(ctx.start_com[2]) + 0.02  # legs straightened from the micro-squat
+
+    def weights(self) -> Weights:
+        return Weights(posture=self.posture_weight)
 
     def targets(self, ctx: Context) -> Targets:
         t_s = (ctx.step + 1) * ctx.control_dt_s
@@ -59,20 +69,16 @@ class CalfRaise(Standing):
         up = 0.5 - 0.5 * np.cos(wave)  # 0 flat .. 1 on the toes
         toes = np.mean([ctx.d.xpos[b][:2] for b in self.toes], axis=0)
         heels = np.mean([ctx.d.xpos[b][:2] for b in self.heels], axis=0)
-        self.com_ref[:2] = heels + (0.45 + 0.45 * up) * (toes - heels)  # over the forefoot on the toes
+        self.com_ref[:2] = heels + (self.com_share[0] + (self.com_share[1] - self.com_share[0]) * up) * (toes - heels)
+        self.com_ref[2] = self.start_com_z + self.rise_m * up
         t = super().targets(ctx)
         t.posture = t.posture.copy()
         t.posture[self.straight] = 0.0
         t.posture[self.ankles] = up * self.plantarflexion_rad
-        if up > 0.1:  # on the toes: the heels are free to rise
-            t.level = frozenset()
-            t.supports = {b: g for b, g in t.supports.items() if b in self.toes}
-        if t.com_acc is not None:
-            t.com_acc[2] = 0.0  # the pelvis height task sets the height
-        z = self.low_m + up * (self.high_m - self.low_m)
-        vz = 0.5 * (self.high_m - self.low_m) * np.sin(wave) * 2.0 * np.pi / self.period_s
-        t.points.append(PointTask(self.pelvis_body, np.zeros(3), np.array([0.0, 0.0, z]), np.array([0.0, 0.0, vz]),
-                                  axes=(2,), weight=1e4))
+        t.posture_kp = self.posture_kp
+        # only what touches carries load (a lifted heel is no support), and no sole is laid flat
+        t.level = frozenset()
+        t.supports = ctx.qp.contacts_with(set(self.support_bodies)) or t.supports
         return t
 
 
