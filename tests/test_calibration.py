@@ -1,6 +1,6 @@
 """The calibration (``mskbench calibrate``, :mod:`mskbench.eval.calibration`) on a cheap slice: policies that
 control nothing never succeed, degenerate native signals are seen but end nothing, episodes of different
-seeds start differently (but where the original's start is fixed), the table is the store's records and a rerun
+seeds start differently, the table is the store's records and a rerun
 resumes from the store."""
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ def test_degenerate_native_signals_are_seen_but_end_no_episode(slice_run):
     table = slice_run["table"]
     walk = [r for r in table["rows"] if r["task"] == "Walk"]
     assert table["native"]["Walk"] == {"signal": True, "counts": False, "degenerate": table["native"]["Walk"][
-        "degenerate"]} and table["native"]["Walk"]["degenerate"]
+        "degenerate"], "skips_clauses": False} and table["native"]["Walk"]["degenerate"]
     for r in walk:  # raised at step 1 by every policy; the episodes run on until the body falls
         assert r["sr_native_pct"] == 100.0 and r["length_min"] > 1 and "native_solved" not in r["terminations"]
     verdicts = table["native_verdicts"]
@@ -93,16 +93,14 @@ def test_a_rerun_runs_nothing_and_writes_the_same_table(slice_run):
         assert len(store) == len(SLICE) * 3 * EPISODES
 
 
-#: Tasks whose start is fixed by the original's reset, which draws nothing (the paper is silent): Powerlift's
-#: (``msk_bench_v0.py@a68b6ce::MSKBenchPowerliftEnvV0.reset``: a fixed pose, no noise).
-FIXED_STARTS = ("Powerlift",)
+#: Tasks whose every episode starts from one state: none (Powerlift's was, until it drew Stand's noise).
+FIXED_STARTS: tuple[str, ...] = ()
 
 
 @pytest.mark.parametrize("task", SLICE)
 def test_episodes_of_different_seeds_start_differently(task, slice_run, shared_envs):
     """What calibrate records differs between seeds (the zero policy's returns), as the paper's "native noise"
-    requires, except on a task whose original start is fixed: there every seed starts from the same state and
-    replays one episode."""
+    requires (Powerlift included: its start draws Stand's noise)."""
     env = shared_envs(task)
     starts = []
     for seed in range(EPISODES):
