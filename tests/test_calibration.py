@@ -169,3 +169,21 @@ def test_hold_counts_as_free_only_where_the_goal_is_more_than_the_start():
     verdicts = cal.native_verdicts(table)
     assert verdicts["Crawl"]["max_native_pct"] == 70.0 and verdicts["Crawl"]["degenerate"]
     assert verdicts["Crawl"]["declared_degenerate"] and verdicts["Crawl"]["agrees"]
+
+
+def test_the_table_says_which_successes_then_fell():
+    """Squat's expert completes its squats and then kneels: the row shows the share of successes that fell."""
+    def rec(success, fell, termination):
+        return {"success": success, "fell_after_success": fell, "termination": termination, "length": 500,
+                "episode_return": 1.0, "success_table_xii": success, "solved_native_seen": False}
+
+    recs = [rec(True, True, "kneeling"), rec(True, False, "time_limit"), rec(False, False, "kneeling"),
+            rec(True, True, "kneeling")]
+    row = cal._row("Squat", "expert", recs, cal._native("Squat"))
+    assert row["sr_paper_pct"] == 75.0 and row["fell_after_success_pct"] == pytest.approx(200 / 3)
+    assert cal._row("Squat", "zero", [rec(False, False, "kneeling")], cal._native("Squat"))[
+        "fell_after_success_pct"] is None  # nothing succeeded
+    assert cal._row("Squat", "old", [rec(True, None, "kneeling")], cal._native("Squat"))[
+        "fell_after_success_pct"] is None  # a record from before the field: unknown, not 0
+    table = {"native": {"Squat": cal._native("Squat")}, "rows": [row]}
+    assert "| Squat | expert | 4 | 75 | — (none) | 75 | 67 |" in cal.markdown(table)

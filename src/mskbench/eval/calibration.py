@@ -14,6 +14,8 @@ name of the policy.
 Per task and policy the table gives: the success rate by the Table XII
 criterion, by the native solved signal (and whether that signal counts) and
 by the paper's rule (the two combined, :func:`mskbench.tasks.base.paper_success`),
+the share of the successful episodes that then fell (ended in one of the task's
+termination conditions after success first held; "—" when none succeeded),
 the median, minimum and maximum episode length, the return's mean, spread
 and extremes, and the termination reasons with their counts.
 :func:`free_successes` lists every counted success of a trivial policy
@@ -125,6 +127,15 @@ def _pct(flags: Sequence[bool]) -> float:
     return 100.0 * sum(bool(f) for f in flags) / len(flags)
 
 
+def _fell_pct(records: list[dict]) -> float | None:
+    """The % of the successful episodes (the paper's rule) that then ended in one of the task's termination
+    conditions (``fell_after_success``); None when none succeeded or a successful record does not say."""
+    won = [r for r in records if r["success"]]
+    if not won or any(r.get("fell_after_success") is None for r in won):
+        return None
+    return _pct([r["fell_after_success"] for r in won])
+
+
 def _row(task: str, policy: str, records: list[dict], native: dict[str, Any]) -> dict[str, Any]:
     lengths = [int(r["length"]) for r in records]
     returns = [float(r["episode_return"]) for r in records]
@@ -146,6 +157,7 @@ def _row(task: str, policy: str, records: list[dict], native: dict[str, Any]) ->
         "return_min": min(returns),
         "return_max": max(returns),
         "distinct_returns": len(set(returns)),
+        "fell_after_success_pct": _fell_pct(records),
         "terminations": dict(sorted(Counter(r["termination"] for r in records).items(),
                                     key=lambda kv: (-kv[1], kv[0]))),
         "wall_time_s_mean": statistics.fmean(walls) if walls else None,
@@ -239,13 +251,15 @@ def native_cell(row: dict[str, Any], native: dict[str, Any]) -> str:
 def markdown(table: dict[str, Any]) -> str:
     """The table in Markdown (one row per task and policy, in the table's order)."""
     lines = ["| task | policy | episodes | SR Table XII % | native signal seen % | SR paper rule % | "
-             "length median (min–max) | return mean ± sd (min–max) | terminations |",
-             "|---|---|---|---|---|---|---|---|---|"]
+             "fell after success % | length median (min–max) | return mean ± sd (min–max) | terminations |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for r in table["rows"]:
         terms = ", ".join(f"{k} {v}" for k, v in r["terminations"].items())
+        fell = r.get("fell_after_success_pct")
         lines.append(
             f"| {r['task']} | {r['policy']} | {r['episodes']} | {r['sr_table_xii_pct']:.0f} | "
             f"{native_cell(r, table['native'][r['task']])} | {r['sr_paper_pct']:.0f} | "
+            f"{'—' if fell is None else f'{fell:.0f}'} | "
             f"{r['length_median']:g} ({r['length_min']}–{r['length_max']}) | "
             f"{r['return_mean']:.1f} ± {r['return_std']:.1f} ({r['return_min']:.1f}–{r['return_max']:.1f}) | "
             f"{terms} |")
