@@ -78,7 +78,7 @@ def _tilt(qpos, angle):
     return q
 
 
-@pytest.mark.parametrize("task", ["Stand", "Walk", "Reach"])
+@pytest.mark.parametrize("task", ["Stand", "Walk", "Reach", "Jump"])
 def test_mjx_data_gives_the_cpu_signals(task):
     """Observation, terms, conditions and success from ``mjx.Data`` equal the CPU values."""
     import mujoco
@@ -93,6 +93,8 @@ def test_mjx_data_gives_the_cpu_signals(task):
         cenv.step(rng.uniform(-1, 1, 416).astype(np.float32))
     base = cenv.data.qpos.copy()
     states = {"moving": base, "tilted": _tilt(base, 1.2), "low": base - np.eye(base.size)[2] * 0.75}
+    if task == "Jump":
+        states["lifted"] = base + np.eye(base.size)[2] * 0.2  # both feet in the air
     ts = cenv.task_state
     for label, qpos in states.items():
         cenv.data.qpos[:] = qpos
@@ -109,8 +111,12 @@ def test_mjx_data_gives_the_cpu_signals(task):
             assert bool(out["conditions"][k]) == bool(v), (label, k)
         assert bool(out["terminated"]) == bool(terminated) and bool(out["success"]) == bool(success), label
         assert bool(out["solved_native"]) == bool(native), label
-        if label != "moving" and task != "Reach":
+        if label in ("tilted", "low") and task in ("Stand", "Walk") or label == "low" and task == "Jump":
             assert bool(terminated), f"{label} state should end a {task} episode"
+        if task == "Jump":  # the hop's flight test reads the feet's geoms from mjx.Data too
+            assert bool(out["ts"]["flown"]) == bool(ts_np["flown"]), label
+            if label in ("moving", "lifted"):
+                assert bool(ts_np["flown"]) is (label == "lifted"), label
         if label == "low" and task == "Reach":
             assert bool(conds["knee_dropped"])
 
