@@ -101,7 +101,8 @@ def main() -> None:
               f"{r['successes']:3d}/{r['episodes']:<3d}  {ends}")
     if args.json_path:
         with open(args.json_path, "w") as f:
-            json.dump({"command": f"python benchmarks/start_spread.py --episodes {args.episodes}",
+            tasks = "" if args.tasks == ",".join(TASKS) else f" --tasks {args.tasks}"
+            json.dump({"command": f"python benchmarks/start_spread.py{tasks} --episodes {args.episodes}",
                        "policy": "zero (action 0: every muscle excited at 0.5)", "seeds": list(range(args.episodes)),
                        "rows": rows}, f, indent=1)
             f.write("\n")
