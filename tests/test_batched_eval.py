@@ -30,7 +30,7 @@ from mskbench.tasks.stand import Stand  # noqa: E402
 
 HORIZON = 30
 EXACT = ("method", "task", "perturbation", "scale", "seed", "success", "termination", "length", "emg",
-         "mskbench_version")
+         "mskbench_version", "success_step", "fell_after_success")
 
 
 class _ShortStand(Stand):
@@ -136,6 +136,31 @@ def test_episodes_end_at_the_first_counted_native_solve_in_both_evaluators(task_
         assert zero == {(HORIZON, "time_limit", True)}  # Table XII (survival) alone decides
         (fall,) = [r for r in cpu_records if r["method"] == "passive"]
         assert 5 < fall["length"] < HORIZON and fall["termination"] == "tilted" and not fall["success"]
+
+
+class _SucceedsThenFalls(_ShortStand):
+    """The 30-step Stand whose Table XII criterion holds from step 3 on: passive succeeds, then tips over."""
+
+    def success(self, ts, steps, terminated, xp):
+        return xp.asarray(steps) >= 3
+
+
+@pytest.mark.slow
+def test_success_step_and_a_fall_after_it_are_recorded_alike_by_both_evaluators(tmp_path, monkeypatch):
+    """The batched evaluator computes ``success_step`` and ``fell_after_success`` from its traces with the CPU
+    loop's function: the same values, a fall after success (passive, ``tilted``) and none (zero, time limit)."""
+    monkeypatch.setattr(executors, "_ENVS", {"Stand": MSKEnv(_SucceedsThenFalls())})
+    monkeypatch.setattr(executors, "_CHECKPOINT_POLICIES", {})
+    with ResultsStore(tmp_path / "cpu.db") as cpu, ResultsStore(tmp_path / "jax.db") as jx:
+        for policy in ("passive", "zero"):
+            units = [Unit(policy, "Stand", "none", 0.0, 0), Unit(policy, "Stand", "dynamics", 0.2, 1)]
+            run_units(cpu, units, JobSpec(policy))
+            run_units_batched(units, policy, jx, impl="cpu", batch_size=2, tasks={"Stand": _SucceedsThenFalls()})
+        cpu_records, batched_records = cpu.records(), jx.records()
+    _assert_records_match(cpu_records, batched_records)
+    outcome = {(r["method"], r["termination"], r["success"], r["success_step"], r["fell_after_success"])
+               for r in batched_records}
+    assert outcome == {("passive", "tilted", True, 3, True), ("zero", "time_limit", True, 3, False)}
 
 
 @pytest.mark.slow

@@ -192,6 +192,6 @@ def test_schema_1_store_is_upgraded_without_losing_rows(tmp_path):
         assert [r["episode_return"] for r in recs] == [5.0, 2.0]
         assert store.write(_record(2, True, False, True))
         assert list(store.success_rates("table-xii"))[0][4] == pytest.approx(100 / 3)
-    with sqlite3.connect(path) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == 2
-        assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == "2"
+    with sqlite3.connect(path) as conn:  # upgraded to the current schema (1 -> 2 -> 3)
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == 3
+        assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == "3"

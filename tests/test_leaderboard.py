@@ -114,12 +114,22 @@ def test_hand_computed_table(small_csv):
 
     # exact JSON shape
     for entry in board.values():
-        assert set(entry) == {"success_rate", "coverage", "robustness"}
+        assert set(entry) == {"success_rate", "tasks_averaged", "coverage", "robustness", "fell_after_success",
+                              "per_task"}
         assert list(entry["success_rate"]) == ["stabilization", "locomotion", "interaction", "all"]
+        assert list(entry["tasks_averaged"]) == ["stabilization", "locomotion", "interaction", "all"]
         assert list(entry["robustness"]) == ["action", "observation", "dynamics", "average"]
     back = json.loads(json.dumps(board))
     assert back["Beta"]["success_rate"]["interaction"] is None
     assert back["Alpha"]["coverage"] == [3, 4]
+    # how many tasks each average is over; a CSV says nothing of falls after success: unknown, never 0
+    assert a["tasks_averaged"] == {"stabilization": 2, "locomotion": 1, "interaction": 1, "all": 4}
+    assert b["tasks_averaged"] == {"stabilization": 2, "locomotion": 1, "interaction": 0, "all": 3}
+    assert a["fell_after_success"] == {"percent": None, "fell": None, "successes": None}
+    assert list(a["per_task"]) == ["Stand", "Squat", "Walk", "Stairs"]  # suite order
+    assert a["per_task"]["Stand"] == {"success_rate": 80.0,
+                                      "fell_after_success": {"percent": None, "fell": None, "successes": None}}
+    assert a["per_task"]["Stairs"]["fell_after_success"]["percent"] is None  # no success: nothing to fall after
 
 
 def test_no_sweeps_means_none_not_zero():
@@ -245,6 +255,7 @@ def test_format_small(small_csv):
         "Locomotion (1)",
         "Interaction (0–1)",
         "Average (3–4)",
+        "of successes",
         "Action",
         "Observation",
         "Dynamics",
@@ -253,15 +264,19 @@ def test_format_small(small_csv):
     ]
     alpha = _cells(table, "Alpha")
     beta = _cells(table, "Beta")
-    assert [t.plain for t in alpha] == ["60.00", "60.00", "0.00", "45.00", "55.00", "62.50", "12.50", "43.33", "3/4"]
-    assert [t.plain for t in beta] == ["10.00", "90.00", "—", "36.67", "90.00", "—", "7.50", "—", "2/3"]
+    # every average is over fewer tasks than the suite's: each says over how many
+    assert [t.plain for t in alpha] == ["60.00 (2 of 6)", "60.00 (1 of 6)", "0.00 (1 of 10)", "45.00 (4 of 22)", "—",
+                                        "55.00", "62.50", "12.50", "43.33", "3/4 (4 of 22)"]
+    assert [t.plain for t in beta] == ["10.00 (2 of 6)", "90.00 (1 of 6)", "—", "36.67 (3 of 22)", "—", "90.00", "—",
+                                       "7.50", "—", "2/3 (3 of 22)"]
+    assert metric[4] == "of successes" and "(n of N)" in str(table.caption)
 
     def bold(t):
-        return "bold" in str(t.style)
+        return any("bold" in str(span.style) for span in t.spans) or "bold" in str(t.style)
 
     # row best is bold: Alpha wins everything except locomotion and action
-    assert [bold(t) for t in alpha] == [True, False, True, True, False, True, True, True, True]
-    assert [bold(t) for t in beta] == [False, True, False, False, True, False, False, False, False]
+    assert [bold(t) for t in alpha] == [True, False, True, True, False, False, True, True, True, True]
+    assert [bold(t) for t in beta] == [False, True, False, False, False, True, False, False, False, False]
 
     text = _render(table)
     assert "Alpha" in text and "Beta" in text
@@ -285,9 +300,14 @@ def test_format_full_suite_ties_and_labels():
     assert metric[:4] == ["Stabilization (6)", "Locomotion (6)", "Interaction (10)", "Average (22)"]
     deprl, ppo = _cells(table, "DepRL"), _cells(table, "PPO")
     # first 16 tasks are stabilization + locomotion + 4 interaction: families 1-2 tie -> both bold
-    assert deprl[0].plain == ppo[0].plain == "50.00"
-    assert "bold" in str(deprl[0].style) and "bold" in str(ppo[0].style)
-    assert "bold" in str(deprl[2].style) and "bold" not in str(ppo[2].style)  # 50 vs 20
+    assert deprl[0].plain == ppo[0].plain == "50.00"  # the whole family: no "(n of N)"
+    assert table.caption is None
+
+    def bold(t):
+        return any("bold" in str(span.style) for span in t.spans)
+
+    assert bold(deprl[0]) and bold(ppo[0])
+    assert bold(deprl[2]) and not bold(ppo[2])  # 50 vs 20
     assert ppo[2].plain == "20.00"
     text = _render(table)
     assert "16/22" in text and "22/22" in text
@@ -308,4 +328,79 @@ def test_privileged_methods_are_marked():
     table = format_leaderboard(compute_leaderboard(rows))
     assert [c.header for c in table.columns[2:]] == ["PPO", "expert †", "hold †"]
     assert "privileged" in str(table.caption)
-    assert format_leaderboard(compute_leaderboard(rows[2:])).caption is None
+    assert "privileged" not in str(format_leaderboard(compute_leaderboard(rows[2:])).caption)
+
+
+# ---------------------------------------------------------------- averages over fewer tasks, falls after success
+
+
+def test_an_average_over_fewer_tasks_says_over_how_many_and_never_outranks_a_full_one():
+    """A privileged expert run on 2 tasks beside a method on all 22: its 100.00 says "(2 of 22)", and the 22-task
+    average is the row's best (the bold one), not the 2-task one."""
+    rows = [ResultRow(t, "expert", "none", 0, 100) for t in ("Stand", "Reach")]
+    rows += [ResultRow(t, "random", "none", 0, 50 if t == "Stand" else 0) for t in PAPER_TASKS]
+    board = compute_leaderboard(rows)
+    assert board["expert"]["tasks_averaged"] == {"stabilization": 1, "locomotion": 0, "interaction": 1, "all": 2}
+    assert board["random"]["tasks_averaged"] == {"stabilization": 6, "locomotion": 6, "interaction": 10, "all": 22}
+    table = format_leaderboard(board, family_task_counts(rows))
+    expert, rand = _cells(table, "expert †"), _cells(table, "random")
+    assert expert[3].plain == "100.00 (2 of 22)" and rand[3].plain == "2.27"
+    assert expert[-1].plain == "2/2 (2 of 22)" and rand[-1].plain == "1/22"
+
+    def bold(t):
+        return any("bold" in str(span.style) for span in t.spans)
+
+    assert bold(rand[3]) and not bold(expert[3])  # the only 22-task average
+    assert bold(rand[-1]) and not bold(expert[-1])
+    console = Console(record=True, width=200)
+    console.print(table)
+    text = console.export_text()
+    assert "100.00 (2 of 22)" in text and "not the paper's average" in text
+
+
+def test_fell_after_success_is_pooled_over_a_methods_successful_episodes():
+    rows = [ResultRow("Squat", "expert", "none", 0, 100, successes=4, fell_after_success=4),
+            ResultRow("Stand", "expert", "none", 0, 50, successes=2, fell_after_success=0),
+            ResultRow("Walk", "expert", "none", 0, 0, successes=0, fell_after_success=0),
+            ResultRow("Stand", "csv", "none", 0, 50),  # a CSV row: counts unknown
+            ResultRow("Walk", "csv", "none", 0, 0),
+            ResultRow("Walk", "none-won", "none", 0, 0, successes=0, fell_after_success=0)]
+    board = compute_leaderboard(rows)
+    assert board["expert"]["fell_after_success"] == {"percent": pytest.approx(100 * 4 / 6), "fell": 4, "successes": 6}
+    assert board["expert"]["per_task"]["Squat"]["fell_after_success"]["percent"] == 100.0
+    assert board["expert"]["per_task"]["Stand"]["fell_after_success"]["percent"] == 0.0
+    assert board["expert"]["per_task"]["Walk"]["fell_after_success"]["percent"] is None  # no success
+    assert board["csv"]["fell_after_success"]["percent"] is None  # unknown, never 0
+    assert board["csv"]["per_task"]["Stand"]["fell_after_success"] == {"percent": None, "fell": None,
+                                                                        "successes": None}
+    assert board["none-won"]["fell_after_success"]["percent"] is None
+    table = format_leaderboard(board)
+    assert [_cells(table, m)[4].plain for m in ("csv", "none-won", "expert †")] == ["—", "—", "66.67 (4 of 6)"]
+
+
+@pytest.mark.parametrize(("kwargs", "words"), [
+    ({"successes": -1}, ["successes", "int >= 0"]),
+    ({"successes": 1.5}, ["successes", "int >= 0"]),
+    ({"successes": 2, "fell_after_success": 3}, ["fell_after_success (3)", "successes"]),
+    ({"fell_after_success": 1}, ["fell_after_success (1)", "None"]),
+])
+def test_bad_fall_counts_are_refused(kwargs, words):
+    with pytest.raises(ValueError) as info:
+        ResultRow("Stand", "M", "none", 0, 50, **kwargs)
+    for word in words:
+        assert word in str(info.value), (word, str(info.value))
+
+
+def test_published_columns_average_the_whole_suite_and_do_not_know_falls():
+    from mskbench.eval.leaderboard import published_columns
+    from mskbench.eval.published import published_rows, published_table2
+
+    table2 = published_table2()
+    cols = published_columns(table2, published_rows())
+    assert list(cols) == list(table2)
+    for method, entry in cols.items():
+        assert entry["success_rate"] == table2[method]["success_rate"]
+        assert entry["tasks_averaged"] == {"stabilization": 6, "locomotion": 6, "interaction": 10, "all": 22}
+        assert entry["fell_after_success"]["percent"] is None and len(entry["per_task"]) == 22
+    cells = _cells(format_leaderboard(cols), "DepRL")
+    assert cells[3].plain == "48.36" and cells[4].plain == "—"

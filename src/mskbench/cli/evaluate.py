@@ -16,14 +16,16 @@ from mskbench.cli.common import (DEFAULT_STORE, fmt, log, make_console, print_ta
 def _protocol_options(f):
     from mskbench.eval.backends import BACKENDS
     from mskbench.eval.executors import EXECUTORS
+    from mskbench.policies import BUILTIN_POLICIES, PRIVILEGED_POLICIES
 
     opts = [
         click.option("--task", default="all", show_default=True, help="Task id, comma-separated ids or 'all'."),
         click.option("--family", type=click.Choice(["stabilization", "locomotion", "interaction"]), default=None,
                      help="Only the tasks of one family."),
         click.option("--policy", "policy_spec", default="zero", show_default=True,
-                     help="Built-in (zero, passive, random), a checkpoint of any trainer (.npz or run directory) "
-                          "or 'package.module:factory'."),
+                     help=f"Built-in ({', '.join(BUILTIN_POLICIES)}; † {', '.join(PRIVILEGED_POLICIES)} read the "
+                          "simulator: the expert serves some tasks, each cheat probe the tasks it aims at), a "
+                          "checkpoint of any trainer (.npz or run directory) or 'package.module:factory'."),
         click.option("--method", default=None, help="Method name in the store (default: the policy spec)."),
         click.option("--episodes", type=click.IntRange(min=1), default=50, show_default=True),
         click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
@@ -155,15 +157,25 @@ def eval_cmd(task, family, policy_spec, method, episodes, seed, workers, executo
         click.echo(json.dumps(summary, indent=2))
         return
     table = Table(title=f"{method or policy_spec}: {episodes} episodes per task, seeds {seed}..{seed + episodes - 1}")
-    for col in ("task", "SR %", "return", "length", "act. cost", "log jerk", "EMG r", "terminations"):
-        table.add_column(col, justify="left" if col in ("task", "terminations", "EMG r") else "right")
+    for col in ("task", "SR %", "then fell %", "return", "length", "act. cost", "log jerk", "EMG r", "terminations"):
+        table.add_column(col, justify="left" if col in ("task", "terminations") else "right")
+    absent: dict[str, list[str]] = {}  # why EMG r is absent -> the tasks it is absent from, said once below
     for name, s in summary.items():
         emg = s["emg"]
-        emg_txt = f"{emg['mean_r']:.3f}" if "mean_r" in emg else f"absent: {emg['absent']}"
-        table.add_row(name, f"{s['success_rate']:.1f}", f"{s['return_mean']:.2f}", f"{s['length_mean']:.1f}",
-                      fmt(s["activation_cost"], ".4f"), fmt(s["smoothness"], ".2f"), emg_txt,
+        if "mean_r" not in emg:
+            absent.setdefault(emg["absent"], []).append(name)
+        fell = s["fell_after_success"]
+        fell_txt = "—" if fell["percent"] is None else f"{fell['percent']:.0f} ({fell['fell']}/{fell['successes']})"
+        table.add_row(name, f"{s['success_rate']:.1f}", fell_txt, f"{s['return_mean']:.2f}",
+                      f"{s['length_mean']:.1f}", fmt(s["activation_cost"], ".4f"), fmt(s["smoothness"], ".2f"),
+                      f"{emg['mean_r']:.3f}" if "mean_r" in emg else "—",
                       ", ".join(f"{k} {v}" for k, v in s["terminations"].items()))
     print_table(table)
+    click.echo("then fell %: of the successful episodes, those that succeeded before their last step and then "
+               "ended by a termination condition (— : no success, or stored before this was recorded)")
+    for reason, tasks in absent.items():
+        where = f"all {len(tasks)} tasks" if len(tasks) == len(summary) and len(tasks) > 1 else ", ".join(tasks)
+        click.echo(f"EMG r absent ({where}): {reason}")
     click.echo(f"records in {store_path}")
 
 
@@ -213,8 +225,8 @@ DEFAULT_CALIBRATION_STORE = "mskbench-calibration.db"
 @click.command("calibrate")
 @click.option("--task", default="all", show_default=True, help="Task id, comma-separated ids or 'all'.")
 @click.option("--policies", default=None,
-              help="Comma-separated built-in policies [default: zero,passive,random, and hold and expert when "
-                   "they are registered].")
+              help="Comma-separated built-in policies [default: zero,passive,random, then hold, the cheat probes "
+                   "(calf-raise, fall-back, basket, lean: each on the tasks it aims at) and expert].")
 @click.option("--episodes", type=click.IntRange(min=1), default=50, show_default=True)
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="Episode i uses seed+i.")
 @click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True,
@@ -229,8 +241,8 @@ DEFAULT_CALIBRATION_STORE = "mskbench-calibration.db"
 @click.option("--markdown", "md_path", type=click.Path(path_type=Path), default=None,
               help="Write the table as Markdown to this file.")
 @click.option("--check", is_flag=True,
-              help="Exit with status 1 when zero, passive or random (or hold, where a task's goal is more than "
-                   "keeping its start) meets a success criterion that counts.")
+              help="Exit with status 1 when zero, passive or random, hold where a task's goal is more than keeping "
+                   "its start, or a cheat probe on a task it aims at meets a success criterion that counts.")
 def calibrate_cmd(task, policies, episodes, seed, workers, executor, address, store_path, json_path, md_path,
                   check):
     """Calibrate success: built-in policies that control nothing, on every task.
@@ -288,13 +300,13 @@ def calibrate_cmd(task, policies, episodes, seed, workers, executor, address, st
     if md_path is not None:
         md_path.write_text(cal.markdown(table))
     rich = Table(title=f"calibration: {episodes} episodes per task and policy, seeds {seed}..{seed + episodes - 1}")
-    for col in ("task", "policy", "n", "SR XII %", "native %", "SR paper %", "length med (min–max)",
+    for col in ("task", "policy", "n", "SR XII %", "native %", "SR paper %", "fell after %", "length med (min–max)",
                 "return mean ± sd", "terminations"):
         rich.add_column(col, justify="left" if col in ("task", "policy", "native %", "terminations") else "right")
     for r in table["rows"]:
         native = table["native"][r["task"]]
         rich.add_row(r["task"], r["policy"], str(r["episodes"]), f"{r['sr_table_xii_pct']:.0f}",
-                     cal.native_cell(r, native), f"{r['sr_paper_pct']:.0f}",
+                     cal.native_cell(r, native), f"{r['sr_paper_pct']:.0f}", fmt(r["fell_after_success_pct"], ".0f"),
                      f"{r['length_median']:g} ({r['length_min']}–{r['length_max']})",
                      f"{r['return_mean']:.1f} ± {r['return_std']:.1f}",
                      ", ".join(f"{k} {v}" for k, v in r["terminations"].items()))
@@ -308,9 +320,10 @@ def calibrate_cmd(task, policies, episodes, seed, workers, executor, address, st
     trivial = [p for p in names if p in cal.TRIVIAL_POLICIES]
     if cal.HOLD_PROBE in names:
         trivial.append(f"{cal.HOLD_PROBE} where the goal is more than the start")
+    trivial += [f"{p} on the tasks it aims at" for p in names if p in cal.CHEAT_PROBES]
     if free:
-        click.echo("free successes (a trivial policy, or hold where the goal is more than the start, meets a "
-                   "criterion that counts): "
+        click.echo("free successes (a trivial policy, hold where the goal is more than the start, or a cheat probe "
+                   "on a task it aims at, meets a criterion that counts): "
                    + ", ".join(f"{f['task']}/{f['policy']} {f['sr_paper_pct']:.0f} %" for f in free))
     elif trivial:
         click.echo(f"free successes: none ({', '.join(trivial)} never met a criterion that counts)")
@@ -332,7 +345,9 @@ def calibrate_cmd(task, policies, episodes, seed, workers, executor, address, st
               help="Success label read from the store: the paper's rule (Table XII, or a task's native solved "
                    "signal where it counts) or the Table XII criterion alone.")
 @click.option("--json", "as_json", is_flag=True,
-              help="Print the leaderboard as JSON (each method with \"privileged\": whether it reads the simulator).")
+              help="Print the leaderboard as JSON (each method with \"privileged\": whether it reads the simulator, "
+                   "\"tasks_averaged\": the tasks each success rate is over, \"fell_after_success\" and "
+                   "\"per_task\").")
 def leaderboard_cmd(store_path, csv_paths, published, success_label, as_json):
     """Table II: success per family, coverage and robustness per method.
 
@@ -340,10 +355,13 @@ def leaderboard_cmd(store_path, csv_paths, published, success_label, as_json):
     can be compared side by side. --published adds the paper's own Table II
     as printed; alone it shows just that table. Privileged methods (they read
     the simulator: the expert, hold, a policy trained over the expert; the
-    store records which) come after the others, marked †.
+    store records which) come after the others, marked †. A success rate over
+    fewer tasks than the suite's says over how many ("100.00 (2 of 22)"). Beside
+    SR: the share of successful episodes that then fell (from a store written
+    since it is recorded; unknown, "—", for CSV rows and older stores).
     """
     from mskbench.eval.leaderboard import (compute_leaderboard, family_task_counts, format_leaderboard,
-                                           privileged_columns, read_results_csv)
+                                           privileged_columns, published_columns, read_results_csv)
     from mskbench.eval.store import StoreError
     from mskbench.eval.summary import privileged_from_store, rows_from_store
 
@@ -356,10 +374,11 @@ def leaderboard_cmd(store_path, csv_paths, published, success_label, as_json):
         from mskbench.eval.published import published_rows, published_table2
 
         try:
-            table2 = published_table2()
-            # the paper's per-task train-env rows (Tables XIII-XV), only for the "(n)" task counts of the labels
-            paper_rows = [replace(r, method=f"{r.method} (paper)") for r in published_rows()
-                          if r.perturbation == "none"]
+            # the paper's per-task train-env rows (Tables XIII-XV): the tasks each average is over, and the "(n)"
+            # task counts of the labels
+            train_rows = [r for r in published_rows() if r.perturbation == "none"]
+            table2 = published_columns(published_table2(), train_rows)
+            paper_rows = [replace(r, method=f"{r.method} (paper)") for r in train_rows]
         except (OSError, ValueError) as exc:
             raise click.ClickException(f"cannot read the published results shipped with mskbench: {exc}") from None
         if store_path is None and not csv_paths:

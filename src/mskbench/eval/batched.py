@@ -15,7 +15,9 @@ state and muscle gains of each seed) and stepped with ``auto_reset=False`` in
 jitted ``jax.lax.scan`` blocks of ``chunk_steps`` steps with the policy inside
 until every world is done. The per-step traces then come to the host and
 :func:`mskbench.eval.episodes.episode_record` — the function the CPU episode
-loop uses — turns each world's trace, cut at its length, into its record.
+loop uses — turns each world's trace, cut at its length, into its record (the
+per-step success and native flags too: the step success first held and whether
+the episode then fell come from the same code as on the CPU).
 
 Over several devices (``devices``, default every device JAX sees) a batch's
 worlds are split into equal contiguous shards, one per device of a one-axis
@@ -320,7 +322,8 @@ def _run_chunk(env, runner: _Runner, steps: int, params, units: list[Unit], widt
                                 bool(tr["success"][n - 1, i]), termination,
                                 tr["activation"][:n, i], tr["qvel"][:n, i], tr["heel"][:n, i],
                                 env.control_dt_s, env.handles.muscle_names, emg_reference, wall,
-                                bool(np.any(tr["solved_native"][:n, i])))
+                                bool(np.any(tr["solved_native"][:n, i])), tr["success"][:n, i],
+                                tr["solved_native"][:n, i])
         record = result.as_dict()
         record.update(method=u.method, task=u.task, perturbation=u.perturbation, scale=float(u.scale),
                       seed=int(u.seed), privileged=False)  # batched: no policy reads the simulator

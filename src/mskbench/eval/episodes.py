@@ -1,7 +1,9 @@
 """Run one evaluation episode and turn it into a protocol record.
 
 Per episode: success (the paper's rule: Table XII or a counted native solved
-signal; both labels are kept), return, length, termination reason,
+signal; both labels are kept), the first step at which it held and whether the
+episode then fell (:func:`success_onset`, :func:`fell_after`), return, length,
+termination reason,
 activation cost (Eq. 7), joint smoothness (Eq. 10), muscle-family
 recruitment mass (Eq. 35) and, for gait tasks given a reference, the
 EMG-envelope similarity (Eq. 14). :func:`episode_record` computes them from
@@ -55,7 +57,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from mskbench.catalog import task_ids
-from mskbench.envs.cpu_env import CONTACT_OVERFLOW, PHYSICS_UNSTABLE, MSKEnv
+from mskbench.envs.cpu_env import CONTACT_OVERFLOW, PHYSICS_UNSTABLE, TIME_LIMIT, MSKEnv
 from mskbench.metrics import activation_cost, joint_smoothness, recruitment
 from mskbench.policies import FullPolicy, Policy, as_policy
 from mskbench.tasks.base import Task, paper_success
@@ -89,6 +91,12 @@ class EpisodeResult:
     success_table_xii: bool = False
     #: Whether the task's native solved flag was raised at any step (counted or not).
     solved_native_seen: bool = False
+    #: The first control step (1-based) at which the paper's success held (:func:`success_onset`); None when
+    #: never, or unknown (a record made without the per-step traces).
+    success_step: int | None = None
+    #: The episode succeeded, success first held before its last step, and one of the task's termination
+    #: conditions then ended it (:func:`fell_after`); None when unknown.
+    fell_after_success: bool | None = None
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -126,13 +134,42 @@ def native_end(task: Task | type[Task], solved_native, length: int) -> int | Non
     return int(raised[0]) + 1 if raised.size else None
 
 
+#: Endings that are not one of a task's termination conditions: the time limit, the evaluator's stop at a
+#: counted native signal, and the non-physical ends (:data:`NONPHYSICAL_TERMINATIONS`).
+NOT_A_TASK_TERMINATION = (TIME_LIMIT, NATIVE_SOLVED, *NONPHYSICAL_TERMINATIONS)
+
+
+def success_onset(task: Task | type[Task] | None, success, solved_native, length: int) -> int | None:
+    """The first control step (1-based, <= ``length``) at which the paper's success held, or None.
+
+    ``success`` holds the Table XII criterion so far per control step (``info["success"]``, the batched
+    env's ``out.success``) and ``solved_native`` the task's native flag per step, each with at least
+    ``length`` entries; a raised native flag counts only when the task's signal counts
+    (:func:`native_ends`; ``task`` None: it does not). The step is the first where either holds. The
+    criterion may stop holding later on some tasks, so an episode that failed by its end can have one.
+    """
+    held = np.asarray(success[:length], dtype=bool)
+    if task is not None and native_ends(task):
+        held = held | np.asarray(solved_native[:length], dtype=bool)
+    steps = np.flatnonzero(held)
+    return int(steps[0]) + 1 if steps.size else None
+
+
+def fell_after(success: bool, success_step: int | None, length: int, termination: str) -> bool:
+    """Whether an episode succeeded and then fell: it succeeded (the paper's rule), success first held
+    before its last step (``success_step < length``) and it ended by one of the task's termination
+    conditions (not the time limit, ``native_solved``, ``physics_unstable`` or ``contact_overflow``)."""
+    return (bool(success) and success_step is not None and success_step < length
+            and termination not in NOT_A_TASK_TERMINATION)
+
+
 def emg_metric(reference, activations: np.ndarray, heel: np.ndarray, task_name: str, muscle_names) -> dict:
     """The EMG part of a record (Eq. 14) from an episode's activations (T, M) and right-heel touch (T,)."""
     from mskbench.metrics.emg import emg_similarity, heel_strikes
 
     gait = task_ids(gait=True)
     if task_name not in gait:
-        return {"absent": f"EMG references apply to gait tasks ({', '.join(gait)}), not {task_name}"}
+        return {"absent": f"not a gait task: EMG references apply to {', '.join(gait)} only"}
     strikes = heel_strikes(heel)
     if len(strikes) < 2:
         return {"absent": f"fewer than one complete gait cycle ({len(strikes)} right heel strikes)"}
@@ -144,7 +181,8 @@ def emg_metric(reference, activations: np.ndarray, heel: np.ndarray, task_name: 
 
 def episode_record(task: Task | str, seed: int, rewards_sum: float, length: int, success: bool, termination: str,
                    activations, qvels, heel, control_dt_s: float, muscle_names, emg_reference=None,
-                   wall_time_s: float = 0.0, solved_native_seen: bool = False) -> EpisodeResult:
+                   wall_time_s: float = 0.0, solved_native_seen: bool = False, success_trace=None,
+                   native_trace=None) -> EpisodeResult:
     """An episode's protocol record from its per-step traces — the one place the metrics are computed,
     for the CPU episode loop and the batched evaluator alike.
 
@@ -155,6 +193,11 @@ def episode_record(task: Task | str, seed: int, rewards_sum: float, length: int,
     (:func:`mskbench.tasks.base.paper_success`) from it and ``solved_native_seen``. When the episode
     ended with a step that carries no physical state (``physics_unstable``, ``contact_overflow``)
     that last entry is dropped here.
+
+    ``success_trace`` and ``native_trace`` (T,) are the Table XII criterion so far and the native
+    solved flag at each step; from them come ``success_step`` (:func:`success_onset`) and
+    ``fell_after_success`` (:func:`fell_after`). Without ``success_trace`` both are None (unknown);
+    without ``native_trace`` the native flag is taken as never raised.
     """
     if isinstance(task, str):
         from mskbench.tasks import REGISTRY
@@ -181,12 +224,18 @@ def episode_record(task: Task | str, seed: int, rewards_sum: float, length: int,
         emg = {"absent": "no physical steps recorded"}
     else:
         emg = emg_metric(emg_reference, activations, heel, task_name, muscle_names)
+    paper = bool(success) if task_cls is None else paper_success(task_cls, success, solved_native_seen)
+    onset, fell = None, None
+    if success_trace is not None:
+        natives = np.zeros(int(length), bool) if native_trace is None else native_trace
+        onset = success_onset(task_cls, success_trace, natives, int(length))
+        fell = fell_after(paper, onset, int(length), str(termination))
     return EpisodeResult(
         task=task_name,
         seed=int(seed),
         episode_return=float(rewards_sum),
         length=int(length),
-        success=bool(success) if task_cls is None else paper_success(task_cls, success, solved_native_seen),
+        success=paper,
         termination=str(termination),
         activation_cost=None if cost is None else float(cost),
         smoothness=None if smooth is None else float(smooth),
@@ -195,6 +244,8 @@ def episode_record(task: Task | str, seed: int, rewards_sum: float, length: int,
         wall_time_s=float(wall_time_s),
         success_table_xii=bool(success),
         solved_native_seen=bool(solved_native_seen),
+        success_step=onset,
+        fell_after_success=fell,
     )
 
 
@@ -275,11 +326,13 @@ def run_episode(env: MSKEnv, policy: Policy, seed: int,
     h = env.handles
     heel_sensor = heel_index(h)
     heel_adr = None if heel_sensor is None else h.touch_adr[heel_sensor]
-    acts, qvels, heel = [], [], []
+    acts, qvels, heel, success, native = [], [], [], [], []
 
     def record(env: MSKEnv, step: Step | None) -> None:
         if step is not None:
             acts.append(step.info["activation"])
+            success.append(bool(step.info["success"]))
+            native.append(bool(step.info["solved_native"]))
             qvels.append(env.data.qvel[h.joint_dof].copy())
             heel.append(0.0 if heel_adr is None else env.data.sensordata[heel_adr])
         if on_step is not None:
@@ -290,4 +343,4 @@ def run_episode(env: MSKEnv, policy: Policy, seed: int,
     assert played.termination is not None  # no step limit: the episode ran to its end
     return episode_record(env.task, seed, played.total_reward, int(info["step"]), info["success"],
                           played.termination, acts, qvels, heel, env.control_dt_s, h.muscle_names,
-                          emg_reference, time.perf_counter() - t0, info["solved_native_seen"])
+                          emg_reference, time.perf_counter() - t0, info["solved_native_seen"], success, native)

@@ -41,8 +41,24 @@ Per method, over the tasks it has rows for:
   of the method's tasks with a ``none`` row (so it is *not* the mean of the
   three family means unless the families have equal sizes; the paper's
   "Average (22)" is this all-task mean).
+* **Tasks averaged** (``tasks_averaged``) is, per family and ``all``, the
+  number of the method's tasks with a ``none`` row there: the number of tasks
+  each success rate averages. The paper's averages are over the whole suite
+  (6, 6, 10 and 22 tasks, :func:`suite_task_counts`); a smaller count is shown
+  beside the value, ``"100.00 (2 of 22)"``.
 * **Coverage** is ``[number of tasks with none-SR > 0 (strictly), number of
   tasks with a none row]``.
+* **Fell after success** (``fell_after_success``) is the share (%) of the
+  method's successful train-environment episodes that then fell: success first
+  held before the episode's last step and one of the task's termination
+  conditions then ended it (:func:`mskbench.eval.episodes.fell_after`), pooled
+  over the method's tasks: ``{"percent": 100 * fell / successes, "fell",
+  "successes"}``. It needs the counts that a results store gives its ``none``
+  rows (``ResultRow.successes`` and ``ResultRow.fell_after_success``); a row
+  without them (a CSV row, a store row written before schema 3) with a success
+  rate above 0 makes the method's share unknown (``None``), never 0; no
+  success at all also leaves it ``None``. ``per_task`` gives each task's
+  success rate with the same share. Success here is the paper's rule.
 * **Robustness** of a perturbation type: for each task with rows of that
   type, ``mskbench.metrics.robustness_auc`` over the task's scales (sorted
   ascending) and success rates, i.e. the trapezoidal area divided by the
@@ -62,9 +78,15 @@ Output shape::
 
     {method: {"success_rate": {"stabilization": x, "locomotion": x,
                                "interaction": x, "all": x},
+              "tasks_averaged": {"stabilization": n, "locomotion": n,
+                                 "interaction": n, "all": n},
               "coverage": [n_tasks_with_sr_gt_0, n_tasks],
               "robustness": {"action": x, "observation": x,
-                             "dynamics": x, "average": x}}}
+                             "dynamics": x, "average": x},
+              "fell_after_success": {"percent": x, "fell": k, "successes": n},
+              "per_task": {task: {"success_rate": x,
+                                  "fell_after_success": {"percent": x, "fell": k,
+                                                         "successes": n}}}}}
 """
 
 from __future__ import annotations
@@ -91,7 +113,9 @@ __all__ = [
     "family_task_counts",
     "format_leaderboard",
     "privileged_columns",
+    "published_columns",
     "read_results_csv",
+    "suite_task_counts",
 ]
 
 COLUMNS: tuple[str, ...] = ("task", "method", "perturbation", "scale", "success_rate")
@@ -113,6 +137,10 @@ class ResultRow:
     perturbation: str
     scale: float
     success_rate: float
+    #: Of a ``none`` row from a results store: the successful episodes (the paper's rule) and how many of them
+    #: then fell; None where unknown (a CSV row, store rows written before schema 3).
+    successes: int | None = None
+    fell_after_success: int | None = None
     line: int | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -137,6 +165,14 @@ class ResultRow:
             raise ValueError(
                 f"success_rate must be a finite percent within [0, 100], got {self.success_rate!r}"
             )
+        for name in ("successes", "fell_after_success"):
+            n = getattr(self, name)
+            if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 0):
+                raise ValueError(f"{name} must be a count (an int >= 0) or None, got {n!r}")
+        if self.fell_after_success is not None and (self.successes is None
+                                                     or self.fell_after_success > self.successes):
+            raise ValueError(f"fell_after_success ({self.fell_after_success}) needs successes >= it, "
+                             f"got {self.successes!r}")
         object.__setattr__(self, "task", task)
         object.__setattr__(self, "method", method)
         object.__setattr__(self, "perturbation", pert)
@@ -239,6 +275,22 @@ def _mean(values: list[float]) -> float | None:
     return math.fsum(values) / len(values) if values else None
 
 
+def suite_task_counts() -> dict[str, int]:
+    """The suite's task count per family and ``"all"`` (6, 6, 10, 22): what the paper's averages are over."""
+    counts = {fam: sum(1 for f in SUITE.values() if f == fam) for fam in FAMILIES}
+    counts["all"] = len(SUITE)
+    return counts
+
+
+def _fell_share(rows: list[ResultRow]) -> dict[str, float | int | None]:
+    """``{"percent", "fell", "successes"}`` of train-environment rows (see the module docstring): unknown
+    (``None``) where a row with successes lacks the counts; ``percent`` None without a success."""
+    if any(r.success_rate > 0 and r.fell_after_success is None for r in rows):
+        return {"percent": None, "fell": None, "successes": None}
+    successes = sum(r.successes or 0 for r in rows)
+    fell = sum(r.fell_after_success or 0 for r in rows)
+    return {"percent": 100.0 * fell / successes if successes else None, "fell": fell, "successes": successes}
+
 def compute_leaderboard(rows: Iterable[ResultRow]) -> dict[str, dict]:
     """Table II numbers per method (shape and definitions in the module docstring).
 
@@ -256,11 +308,14 @@ def compute_leaderboard(rows: Iterable[ResultRow]) -> dict[str, dict]:
     for method in methods:
         mine = [r for r in rows if r.method == method]
         # train-environment success rate, one per task
-        train = {r.task: r.success_rate for r in mine if r.perturbation == "none"}
+        train_rows = [r for r in mine if r.perturbation == "none"]
+        train = {r.task: r.success_rate for r in train_rows}
         success = {
             fam: _mean([sr for task, sr in train.items() if SUITE[task] == fam]) for fam in FAMILIES
         }
         success["all"] = _mean(list(train.values()))
+        averaged = {fam: sum(1 for task in train if SUITE[task] == fam) for fam in FAMILIES}
+        averaged["all"] = len(train)
         coverage = [sum(1 for sr in train.values() if sr > 0), len(train)]
 
         robustness: dict[str, float | None] = {}
@@ -282,8 +337,31 @@ def compute_leaderboard(rows: Iterable[ResultRow]) -> dict[str, dict]:
         types = [robustness[k] for k in SWEEPS]
         robustness["average"] = None if any(v is None for v in types) else _mean(types)  # type: ignore[arg-type]
 
-        board[method] = {"success_rate": success, "coverage": coverage, "robustness": robustness}
+        board[method] = {"success_rate": success, "tasks_averaged": averaged, "coverage": coverage,
+                         "robustness": robustness, "fell_after_success": _fell_share(train_rows),
+                         "per_task": {r.task: {"success_rate": r.success_rate, "fell_after_success": _fell_share([r])}
+                                      for r in sorted(train_rows, key=lambda r: list(SUITE).index(r.task))}}
     return board
+
+
+def published_columns(table2: Mapping[str, Mapping], rows: Iterable[ResultRow]) -> dict[str, dict]:
+    """The paper's Table II columns (:func:`mskbench.eval.published.published_table2`) completed to the
+    shape of :func:`compute_leaderboard`'s output: ``tasks_averaged`` from the paper's per-task train rows
+    (``rows``: Tables XIII–XV, :func:`mskbench.eval.published.published_rows`, same method names), the
+    share that fell after success unknown (the paper does not report it) and ``per_task`` from those rows."""
+    rows = [r for r in rows if r.perturbation == "none"]
+    out = {}
+    for method, entry in table2.items():
+        mine = [r for r in rows if r.method == method]
+        averaged = {fam: sum(1 for r in mine if r.family == fam) for fam in FAMILIES}
+        averaged["all"] = len(mine)
+        unknown = {"percent": None, "fell": None, "successes": None}
+        out[method] = {"success_rate": dict(entry["success_rate"]), "tasks_averaged": averaged,
+                       "coverage": list(entry["coverage"]), "robustness": dict(entry["robustness"]),
+                       "fell_after_success": dict(unknown),
+                       "per_task": {r.task: {"success_rate": r.success_rate, "fell_after_success": dict(unknown)}
+                                    for r in mine}}
+    return out
 
 
 def family_task_counts(rows: Iterable[ResultRow]) -> dict[str, str]:
@@ -309,20 +387,44 @@ def family_task_counts(rows: Iterable[ResultRow]) -> dict[str, str]:
 _DASH = "—"
 
 
-def _row_cells(values: list[float | None], fmt) -> list[Text]:
-    """Formatted cells; the best displayed value(s) bold (ties all bold), None as a dash."""
+def averaged_note(n: int | None, key: str) -> str:
+    """``" (n of N)"`` when a value of row ``key`` (a family or ``"all"``) averages ``n`` tasks, fewer than the
+    suite's ``N`` there (:func:`suite_task_counts`); ``""`` for the whole suite or an unknown count."""
+    total = suite_task_counts()[key]
+    return f" ({n} of {total})" if n is not None and n < total else ""
+
+
+def best_marks(values: list[float | None], counts: list[int | None]) -> list[bool]:
+    """Which cells of a row are bold: the best value among the cells that average the most tasks (ties all
+    bold), so that an average over fewer tasks never outranks one over more. ``counts`` None: all equal."""
+    known = [c for v, c in zip(values, counts) if v is not None and c is not None]
+    most = max(known) if known else None
+    eligible = [v for v, c in zip(values, counts) if v is not None and (c is None or c == most)]
+    best = max(eligible) if eligible else None
+    return [v is not None and v == best and (c is None or c == most) for v, c in zip(values, counts)]
+
+
+def fell_cell(share: Mapping | None) -> str:
+    """A ``fell_after_success`` entry as text: ``"25.00 (1 of 4)"``, ``"—"`` when unknown or without success."""
+    if not share or share.get("percent") is None:
+        return _DASH
+    return f"{share['percent']:.2f} ({share['fell']} of {share['successes']})"
+
+
+def _row_cells(values: list[float | None], fmt, counts: list[int | None] | None = None, key: str | None = None
+               ) -> list[Text]:
+    """Formatted cells; the best displayed value(s) bold (:func:`best_marks`), None as a dash; with ``counts``
+    and the row's ``key``, a value averaged over fewer tasks than the suite's says over how many."""
     shown = [None if v is None else fmt(v) for v in values]
     keys = [None if s is None else float(s) for s in shown]  # compare what is displayed
-    present = [k for k in keys if k is not None]
-    best = max(present) if present else None
+    counts = counts if counts is not None else [None] * len(values)
     cells = []
-    for s, k in zip(shown, keys):
+    for s, bold, n in zip(shown, best_marks(keys, counts), counts):
         if s is None:
             cells.append(Text(_DASH))
-        elif k == best:
-            cells.append(Text(s, style="bold"))
-        else:
-            cells.append(Text(s))
+            continue
+        note = averaged_note(n, key) if key is not None else ""
+        cells.append(Text.assemble((s, "bold" if bold else ""), (note, "dim")))
     return cells
 
 
@@ -342,15 +444,23 @@ PRIVILEGED_CAPTION = ("† privileged: reads the simulator (model, contacts, tas
                       "policy acting over the expert — not an observation-only policy")
 
 
+#: The caption of a leaderboard with values over fewer tasks than the suite's.
+AVERAGED_CAPTION = ("(n of N): over the n of the suite's N tasks that the method has results for, not the "
+                    "paper's average over all of them")
+
+
 def format_leaderboard(board: Mapping[str, Mapping], task_counts: Mapping[str, object] | None = None,
                        privileged: Iterable[str] | None = None) -> Table:
     """A ``rich`` table laid out like paper Table II: metric rows, one column per method.
 
-    Rows: SR (%) per family and "Average" over all tasks; robustness per
-    perturbation type and "Average"; coverage "SR > 0" as ``k/n``. Values
-    have two decimals, ``None`` shows as "—", and the best value of each row
-    is bold (ties on the displayed value are all bold; coverage compares the
-    fraction k/n).
+    Rows: SR (%) per family and "Average" over all tasks; the share (%) of successful episodes that
+    then fell (over all tasks, "fell of successes" beside it; "—" when unknown or without success;
+    never bold: it describes, it does not rank); robustness per perturbation type and "Average";
+    coverage "SR > 0" as ``k/n``. Values have two decimals, ``None`` shows as "—". A success rate or
+    coverage over fewer tasks than the suite has there says over how many (``"100.00 (2 of 22)"``,
+    from the entry's ``tasks_averaged``), and the best value of each row is bold among the methods
+    that average the most tasks there (ties on the displayed value are all bold; coverage compares
+    the fraction k/n).
 
     ``task_counts`` gives the "(n)" in the SR row labels, keyed by family and
     ``"all"`` (see ``family_task_counts``). Without it the labels carry the
@@ -362,10 +472,10 @@ def format_leaderboard(board: Mapping[str, Mapping], task_counts: Mapping[str, o
     :data:`mskbench.policies.PRIVILEGED_POLICIES`): their columns come after the others, marked ``†``.
     """
     methods, marked = privileged_columns(board, privileged)
+    suite = suite_task_counts()
     if task_counts is None:
         if methods and all(board[m]["coverage"][1] == len(SUITE) for m in methods):
-            task_counts = {fam: sum(1 for f in SUITE.values() if f == fam) for fam in FAMILIES}
-            task_counts["all"] = len(SUITE)
+            task_counts = dict(suite)
         else:
             task_counts = {}
 
@@ -373,7 +483,14 @@ def format_leaderboard(board: Mapping[str, Mapping], task_counts: Mapping[str, o
         n = task_counts.get(key)
         return f"{name} ({n})" if n is not None else name
 
-    table = Table(title="Full-suite leaderboard (Table II)", caption=PRIVILEGED_CAPTION if marked else None)
+    def averaged(m: str, key: str) -> int | None:
+        return (board[m].get("tasks_averaged") or {}).get(key)
+
+    keys = (*FAMILIES, "all")
+    noted = any(averaged_note(averaged(m, k), k) for m in methods for k in keys
+                if board[m]["success_rate"][k] is not None)
+    notes = ([AVERAGED_CAPTION] if noted else []) + ([PRIVILEGED_CAPTION] if marked else [])
+    table = Table(title="Full-suite leaderboard (Table II)", caption=". ".join(notes) or None)
     table.add_column("Group")
     table.add_column("Metric")
     for m in methods:
@@ -385,9 +502,11 @@ def format_leaderboard(board: Mapping[str, Mapping], task_counts: Mapping[str, o
     sr_rows = [(label(f.capitalize(), f), f) for f in FAMILIES] + [(label("Average", "all"), "all")]
     for i, (name, key) in enumerate(sr_rows):
         values = [board[m]["success_rate"][key] for m in methods]
-        table.add_row(
-            "SR (%) ↑" if i == 0 else "", name, *_row_cells(values, two), end_section=i == len(sr_rows) - 1
-        )
+        counts = [averaged(m, key) for m in methods]
+        table.add_row("SR (%) ↑" if i == 0 else "", name, *_row_cells(values, two, counts, key),
+                      end_section=i == len(sr_rows) - 1)
+    table.add_row("Then fell (%)", "of successes", *[Text(fell_cell(board[m].get("fell_after_success")))
+                                                     for m in methods], end_section=True)
     rob_rows = [(k.capitalize(), k) for k in SWEEPS] + [("Average", "average")]
     for i, (name, key) in enumerate(rob_rows):
         values = [board[m]["robustness"][key] for m in methods]
@@ -397,10 +516,8 @@ def format_leaderboard(board: Mapping[str, Mapping], task_counts: Mapping[str, o
 
     covs = [board[m]["coverage"] for m in methods]
     fractions = [k / n if n else None for k, n in covs]
-    best = max((f for f in fractions if f is not None), default=None)
-    cells = [
-        Text(f"{k}/{n}", style="bold" if f is not None and f == best else "")
-        for (k, n), f in zip(covs, fractions)
-    ]
+    runs = [n for _k, n in covs]
+    cells = [Text.assemble((f"{k}/{n}", "bold" if bold else ""), (averaged_note(n, "all"), "dim"))
+             for (k, n), bold in zip(covs, best_marks(fractions, runs))]
     table.add_row("Coverage ↑", "SR > 0", *cells)
     return table

@@ -1,6 +1,6 @@
 """The results store: one SQLite file of per-episode records.
 
-Schema version 2 (``PRAGMA user_version = 2``; table ``meta`` repeats it):
+Schema version 3 (``PRAGMA user_version = 3``; table ``meta`` repeats it):
 
 ``episodes`` — one row per unit, primary key
 ``(method, task, perturbation, scale, seed)``:
@@ -33,6 +33,16 @@ created_at          TEXT     UTC ISO-8601 time of writing
 success_table_xii   INTEGER  the Table XII criterion alone (0/1)
 solved_native_seen  INTEGER  the native solved flag was raised at some step
                              (0/1; NULL for rows written by schema 1)
+success_step        INTEGER  the first control step (1-based) at which the
+                             paper's success held (Table XII so far, or a
+                             counted native signal); NULL when it never held
+                             or, for rows written by schema 1 or 2, unknown
+fell_after_success  INTEGER  the episode succeeded, success first held before
+                             its last step and one of the task's termination
+                             conditions then ended it (not time_limit,
+                             native_solved, physics_unstable or
+                             contact_overflow) (0/1; NULL = unknown: rows
+                             written by schema 1 or 2)
 ==================  =======  ==================================================
 
 ``meta`` also records, per method written since it could, whether the method is *privileged* — its
@@ -42,10 +52,14 @@ A method without that key (written by an older mskbench) is privileged when its 
 :data:`mskbench.policies.PRIVILEGED_POLICIES` (:meth:`ResultsStore.privileged_methods`). No schema
 change: older versions read such a store and ignore those keys.
 
-A schema-1 store (written before native signals existed; its ``success`` was
-the Table XII criterion) is upgraded in place when opened for writing: the two
-columns are added, ``success_table_xii`` copied from ``success`` and
-``solved_native_seen`` left NULL. No row is changed otherwise.
+Older stores are upgraded in place when opened, in one transaction, one version at a time; no row
+is changed otherwise and none is lost:
+
+* schema 1 (written before native signals existed; its ``success`` was the Table XII criterion) to
+  2: ``success_table_xii`` and ``solved_native_seen`` are added, ``success_table_xii`` copied from
+  ``success`` and ``solved_native_seen`` left NULL;
+* schema 2 to 3: ``success_step`` and ``fell_after_success`` are added, NULL (unknown) in every
+  existing row.
 
 Each record is written in its own transaction by the single writer (the
 process running the sweep), so a killed sweep leaves only complete units and
@@ -63,13 +77,13 @@ from pathlib import Path
 
 from mskbench.eval.protocol import Unit
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 KEY_COLUMNS = ("method", "task", "perturbation", "scale", "seed")
 COLUMNS = KEY_COLUMNS + ("success", "episode_return", "length", "termination", "activation_cost",
                          "smoothness", "recruitment", "emg", "wall_time_s", "mskbench_version", "created_at",
-                         "success_table_xii", "solved_native_seen")
+                         "success_table_xii", "solved_native_seen", "success_step", "fell_after_success")
 JSON_COLUMNS = ("recruitment", "emg")
-BOOL_COLUMNS = ("success", "success_table_xii", "solved_native_seen")
+BOOL_COLUMNS = ("success", "success_table_xii", "solved_native_seen", "fell_after_success")
 #: The ``meta`` key prefix of a method's privileged flag (``privileged:METHOD``).
 PRIVILEGED_KEY = "privileged:"
 #: Success labels a store can report (``success_rates(label=...)``) and the column of each.
@@ -96,6 +110,8 @@ CREATE TABLE IF NOT EXISTS episodes (
     created_at TEXT NOT NULL,
     success_table_xii INTEGER CHECK (success_table_xii IN (0, 1)),
     solved_native_seen INTEGER CHECK (solved_native_seen IN (0, 1)),
+    success_step INTEGER CHECK (success_step >= 1),
+    fell_after_success INTEGER CHECK (fell_after_success IN (0, 1)),
     PRIMARY KEY (method, task, perturbation, scale, seed)
 );
 """
@@ -106,6 +122,15 @@ ALTER TABLE episodes ADD COLUMN success_table_xii INTEGER CHECK (success_table_x
 ALTER TABLE episodes ADD COLUMN solved_native_seen INTEGER CHECK (solved_native_seen IN (0, 1));
 UPDATE episodes SET success_table_xii = success;
 """
+
+#: Schema 2 -> 3: when success first held and whether the episode then fell (NULL: unknown for older rows).
+_UPGRADE_2_TO_3 = """
+ALTER TABLE episodes ADD COLUMN success_step INTEGER CHECK (success_step >= 1);
+ALTER TABLE episodes ADD COLUMN fell_after_success INTEGER CHECK (fell_after_success IN (0, 1));
+"""
+
+#: The upgrade from each older schema version to the next.
+_UPGRADES = {1: _UPGRADE_1_TO_2, 2: _UPGRADE_2_TO_3}
 
 
 class StoreError(RuntimeError):
@@ -132,10 +157,13 @@ class ResultsStore:
         try:
             # None: a new file, or one whose last write a kill interrupted (rolled back by opening it here).
             state = state or self._inspect(self._conn)
-            if state == (1, {"meta", "episodes"}):  # a schema-1 store: add the success labels
-                with self._conn:
-                    for statement in filter(str.strip, _UPGRADE_1_TO_2.split(";")):
-                        self._conn.execute(statement)
+            if state is not None and state[0] in _UPGRADES and state[1] == {"meta", "episodes"}:
+                with self._conn:  # an older store: every upgrade to this version, in one transaction
+                    self._conn.execute("BEGIN IMMEDIATE")  # DDL too; a second opener waits, then finds it done
+                    current = self._conn.execute("PRAGMA user_version").fetchone()[0]
+                    for version in range(current, SCHEMA_VERSION):
+                        for statement in filter(str.strip, _UPGRADES[version].split(";")):
+                            self._conn.execute(statement)
                     self._conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
                     self._conn.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'",
                                        (str(SCHEMA_VERSION),))
@@ -210,9 +238,11 @@ class ResultsStore:
                 row[c] = json.dumps(row[c], sort_keys=True)
         row["success"] = int(bool(row["success"]))
         row.setdefault("success_table_xii", row["success"])
-        for c in ("success_table_xii", "solved_native_seen"):
+        for c in ("success_table_xii", "solved_native_seen", "fell_after_success"):
             if row.get(c) is not None:
                 row[c] = int(bool(row[c]))
+        if row.get("success_step") is not None:
+            row["success_step"] = int(row["success_step"])
         values = [row.get(c) for c in COLUMNS]
         with self._conn:
             cur = self._conn.execute(
@@ -264,6 +294,21 @@ class ResultsStore:
                "FROM episodes "
                "GROUP BY task, method, perturbation, scale ORDER BY method, task, perturbation, scale")
         yield from self._conn.execute(sql)
+
+    def fell_after_success_counts(self, label: str = "paper") -> dict[tuple[str, str, str, float],
+                                                                      tuple[int, int | None]]:
+        """Per (task, method, perturbation, scale): the successful episodes (success by ``label``, as
+        :meth:`success_rates`) and how many of them then fell (``fell_after_success``); that count is None
+        (unknown) when any successful episode's flag is NULL (a row written before schema 3)."""
+        if label not in SUCCESS_LABELS:
+            raise ValueError(f"unknown success label {label!r}; valid: {', '.join(SUCCESS_LABELS)}")
+        column = SUCCESS_LABELS[label]
+        sql = (f"SELECT task, method, perturbation, scale, COALESCE(SUM({column} = 1), 0), "
+               f"COALESCE(SUM({column} = 1 AND fell_after_success = 1), 0), "
+               f"COALESCE(SUM({column} = 1 AND fell_after_success IS NULL), 0) "
+               "FROM episodes GROUP BY task, method, perturbation, scale")
+        return {(t, m, p, float(s)): (int(n), None if unknown else int(fell))
+                for t, m, p, s, n, fell, unknown in self._conn.execute(sql)}
 
     def privileged_methods(self) -> list[str]:
         """The stored methods that are privileged: recorded so in ``meta``; a method without a record (written

@@ -17,8 +17,27 @@ def _mean(values) -> float | None:
     return float(np.mean(vals)) if vals else None
 
 
+def fell_after_success_counts(records: list[dict]) -> tuple[int, int | None]:
+    """``(successes, fell)``: the successful episodes among ``records`` and how many of them then fell
+    (``fell_after_success``); ``fell`` is None (unknown) when a successful episode's flag is unknown (a
+    record stored before schema 3)."""
+    won = [r for r in records if r["success"]]
+    if any(r.get("fell_after_success") is None for r in won):
+        return len(won), None
+    return len(won), sum(1 for r in won if r["fell_after_success"])
+
+
+def fell_after_success_share(records: list[dict]) -> dict[str, float | int | None]:
+    """``{"percent", "fell", "successes"}`` (:func:`fell_after_success_counts`) with the share (%) that then
+    fell; ``percent`` is None without a success or when ``fell`` is unknown. The shape of
+    :func:`mskbench.eval.leaderboard.compute_leaderboard`'s entry of that name."""
+    won, fell = fell_after_success_counts(records)
+    return {"percent": 100.0 * fell / won if won and fell is not None else None, "fell": fell, "successes": won}
+
+
 def summarize_eval(records: list[dict]) -> dict[str, dict]:
-    """Per task: success rate (%), return and length statistics, activation cost,
+    """Per task: success rate (%), the share of successful episodes that then fell
+    (:func:`fell_after_success_share`), return and length statistics, activation cost,
     smoothness, family recruitment (% of the mean activation mass), EMG and
     termination counts, over the train-environment (``none``) episodes given.
     """
@@ -48,6 +67,7 @@ def summarize_eval(records: list[dict]) -> dict[str, dict]:
         out[task] = {
             "episodes": len(rs),
             "success_rate": 100.0 * float(np.mean([r["success"] for r in rs])),
+            "fell_after_success": fell_after_success_share(rs),
             "return_mean": float(returns.mean()),
             "return_std": float(returns.std()),
             "length_mean": float(np.mean([r["length"] for r in rs])),
@@ -91,12 +111,18 @@ def summarize_sweep(records: list[dict]) -> dict:
 
 def rows_from_store(path: str | Path, success: str = "paper") -> list[ResultRow]:
     """Leaderboard rows (success % per task, method, perturbation, scale) from a results store, success
-    by the paper's rule (``"paper"``) or the Table XII criterion alone (``"table-xii"``)."""
+    by the paper's rule (``"paper"``) or the Table XII criterion alone (``"table-xii"``); a ``none`` row
+    carries its successful episodes and how many then fell (both None when that is unknown)."""
     from mskbench.eval.store import ResultsStore
 
     with ResultsStore(path) as store:
-        return [ResultRow(task=t, method=m, perturbation=p, scale=float(s), success_rate=float(rate))
-                for t, m, p, s, rate, _n in store.success_rates(success)]
+        falls = store.fell_after_success_counts(success)
+        rows = []
+        for t, m, p, s, rate, _n in store.success_rates(success):
+            won, fell = falls[(t, m, p, float(s))] if p == "none" else (None, None)
+            rows.append(ResultRow(task=t, method=m, perturbation=p, scale=float(s), success_rate=float(rate),
+                                  successes=won if fell is not None else None, fell_after_success=fell))
+        return rows
 
 
 def privileged_from_store(path: str | Path) -> list[str]:
