@@ -114,8 +114,8 @@ def test_hand_computed_table(small_csv):
 
     # exact JSON shape
     for entry in board.values():
-        assert set(entry) == {"success_rate", "tasks_averaged", "coverage", "robustness", "fell_after_success",
-                              "per_task"}
+        assert set(entry) == {"success_rate", "tasks_averaged", "coverage", "robustness", "robustness_tasks",
+                              "fell_after_success", "per_task"}
         assert list(entry["success_rate"]) == ["stabilization", "locomotion", "interaction", "all"]
         assert list(entry["tasks_averaged"]) == ["stabilization", "locomotion", "interaction", "all"]
         assert list(entry["robustness"]) == ["action", "observation", "dynamics", "average"]
@@ -125,6 +125,8 @@ def test_hand_computed_table(small_csv):
     # how many tasks each average is over; a CSV says nothing of falls after success: unknown, never 0
     assert a["tasks_averaged"] == {"stabilization": 2, "locomotion": 1, "interaction": 1, "all": 4}
     assert b["tasks_averaged"] == {"stabilization": 2, "locomotion": 1, "interaction": 0, "all": 3}
+    assert a["robustness_tasks"] == {"action": 2, "observation": 1, "dynamics": 2}
+    assert b["robustness_tasks"] == {"action": 1, "observation": 0, "dynamics": 1}
     assert a["fell_after_success"] == {"percent": None, "fell": None, "successes": None}
     assert list(a["per_task"]) == ["Stand", "Squat", "Walk", "Stairs"]  # suite order
     assert a["per_task"]["Stand"] == {"success_rate": 80.0,
@@ -266,17 +268,19 @@ def test_format_small(small_csv):
     beta = _cells(table, "Beta")
     # every average is over fewer tasks than the suite's: each says over how many
     assert [t.plain for t in alpha] == ["60.00 (2 of 6)", "60.00 (1 of 6)", "0.00 (1 of 10)", "45.00 (4 of 22)", "—",
-                                        "55.00", "62.50", "12.50", "43.33", "3/4 (4 of 22)"]
-    assert [t.plain for t in beta] == ["10.00 (2 of 6)", "90.00 (1 of 6)", "—", "36.67 (3 of 22)", "—", "90.00", "—",
-                                       "7.50", "—", "2/3 (3 of 22)"]
+                                        "55.00 (2 of 22)", "62.50 (1 of 22)", "12.50 (2 of 22)", "43.33 (1–2 of 22)",
+                                        "3/4 (4 of 22)"]
+    assert [t.plain for t in beta] == ["10.00 (2 of 6)", "90.00 (1 of 6)", "—", "36.67 (3 of 22)", "—",
+                                       "90.00 (1 of 22)", "—", "7.50 (1 of 22)", "—", "2/3 (3 of 22)"]
     assert metric[4] == "of successes" and "(n of N)" in str(table.caption)
 
     def bold(t):
         return any("bold" in str(span.style) for span in t.spans) or "bold" in str(t.style)
 
-    # row best is bold: Alpha wins everything except locomotion and action
-    assert [bold(t) for t in alpha] == [True, False, True, True, False, False, True, True, True, True]
-    assert [bold(t) for t in beta] == [False, True, False, False, False, True, False, False, False, False]
+    # row best is bold: Alpha wins everything except locomotion (the same task count, Beta's 90 is higher); its
+    # action score over 2 tasks outranks Beta's higher one over 1
+    assert [bold(t) for t in alpha] == [True, False, True, True, False, True, True, True, True, True]
+    assert [bold(t) for t in beta] == [False, True, False, False, False, False, False, False, False, False]
 
     text = _render(table)
     assert "Alpha" in text and "Beta" in text
@@ -401,6 +405,7 @@ def test_published_columns_average_the_whole_suite_and_do_not_know_falls():
     for method, entry in cols.items():
         assert entry["success_rate"] == table2[method]["success_rate"]
         assert entry["tasks_averaged"] == {"stabilization": 6, "locomotion": 6, "interaction": 10, "all": 22}
+        assert entry["robustness_tasks"] == {"action": 22, "observation": 22, "dynamics": 22}
         assert entry["fell_after_success"]["percent"] is None and len(entry["per_task"]) == 22
     cells = _cells(format_leaderboard(cols), "DepRL")
-    assert cells[3].plain == "48.36" and cells[4].plain == "—"
+    assert cells[3].plain == "48.36" and cells[4].plain == "—" and cells[8].plain == "43.67"  # no "(n of N)"

@@ -246,6 +246,8 @@ def test_leaderboard_beside_the_paper_marks_partial_averages(tmp_path):
     board = json.loads(out.output)
     assert board["expert"]["tasks_averaged"]["all"] == 2 and board["expert"]["privileged"]
     assert board["DepRL (paper)"]["tasks_averaged"]["all"] == 22
+    assert board["DepRL (paper)"]["robustness_tasks"] == {"action": 22, "observation": 22, "dynamics": 22}
     assert board["DepRL (paper)"]["fell_after_success"]["percent"] is None
     table = CliRunner().invoke(main, ["leaderboard", "--store", str(store), "--published"], terminal_width=250)
-    assert "100.00 (2 of 22)" in table.output and "48.36" in table.output
+    assert "100.00 (2 of 22)" in table.output and "48.36" in table.output and "of 22)" not in table.output.split(
+        "Robust.")[1].split("Coverage")[0]  # the paper's robustness is over all 22 tasks: no note

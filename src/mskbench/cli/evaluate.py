@@ -376,8 +376,9 @@ def leaderboard_cmd(store_path, csv_paths, published, success_label, as_json):
         try:
             # the paper's per-task train-env rows (Tables XIII-XV): the tasks each average is over, and the "(n)"
             # task counts of the labels
-            train_rows = [r for r in published_rows() if r.perturbation == "none"]
-            table2 = published_columns(published_table2(), train_rows)
+            all_rows = published_rows()
+            train_rows = [r for r in all_rows if r.perturbation == "none"]
+            table2 = published_columns(published_table2(), all_rows)
             paper_rows = [replace(r, method=f"{r.method} (paper)") for r in train_rows]
         except (OSError, ValueError) as exc:
             raise click.ClickException(f"cannot read the published results shipped with mskbench: {exc}") from None

@@ -48,6 +48,9 @@ Per method, over the tasks it has rows for:
   beside the value, ``"100.00 (2 of 22)"``.
 * **Coverage** is ``[number of tasks with none-SR > 0 (strictly), number of
   tasks with a none row]``.
+* **Robustness tasks** (``robustness_tasks``) is, per perturbation type, the
+  number of tasks whose robustness areas that type's score averages; shown
+  beside a score over fewer than the 22 tasks, as for the success rates.
 * **Fell after success** (``fell_after_success``) is the share (%) of the
   method's successful train-environment episodes that then fell: success first
   held before the episode's last step and one of the task's termination
@@ -83,6 +86,7 @@ Output shape::
               "coverage": [n_tasks_with_sr_gt_0, n_tasks],
               "robustness": {"action": x, "observation": x,
                              "dynamics": x, "average": x},
+              "robustness_tasks": {"action": n, "observation": n, "dynamics": n},
               "fell_after_success": {"percent": x, "fell": k, "successes": n},
               "per_task": {task: {"success_rate": x,
                                   "fell_after_success": {"percent": x, "fell": k,
@@ -115,6 +119,7 @@ __all__ = [
     "privileged_columns",
     "published_columns",
     "read_results_csv",
+    "robustness_counts",
     "suite_task_counts",
 ]
 
@@ -319,6 +324,7 @@ def compute_leaderboard(rows: Iterable[ResultRow]) -> dict[str, dict]:
         coverage = [sum(1 for sr in train.values() if sr > 0), len(train)]
 
         robustness: dict[str, float | None] = {}
+        robust_tasks: dict[str, int] = {}
         for kind in SWEEPS:
             sweeps: dict[str, list[ResultRow]] = {}
             for r in mine:
@@ -334,11 +340,13 @@ def compute_leaderboard(rows: Iterable[ResultRow]) -> dict[str, dict]:
                 points.sort(key=lambda r: r.scale)
                 scores.append(robustness_auc([p.scale for p in points], [p.success_rate for p in points]))
             robustness[kind] = _mean(scores)
+            robust_tasks[kind] = len(scores)
         types = [robustness[k] for k in SWEEPS]
         robustness["average"] = None if any(v is None for v in types) else _mean(types)  # type: ignore[arg-type]
 
         board[method] = {"success_rate": success, "tasks_averaged": averaged, "coverage": coverage,
-                         "robustness": robustness, "fell_after_success": _fell_share(train_rows),
+                         "robustness": robustness, "robustness_tasks": robust_tasks,
+                         "fell_after_success": _fell_share(train_rows),
                          "per_task": {r.task: {"success_rate": r.success_rate, "fell_after_success": _fell_share([r])}
                                       for r in sorted(train_rows, key=lambda r: list(SUITE).index(r.task))}}
     return board
@@ -346,19 +354,22 @@ def compute_leaderboard(rows: Iterable[ResultRow]) -> dict[str, dict]:
 
 def published_columns(table2: Mapping[str, Mapping], rows: Iterable[ResultRow]) -> dict[str, dict]:
     """The paper's Table II columns (:func:`mskbench.eval.published.published_table2`) completed to the
-    shape of :func:`compute_leaderboard`'s output: ``tasks_averaged`` from the paper's per-task train rows
-    (``rows``: Tables XIII–XV, :func:`mskbench.eval.published.published_rows`, same method names), the
-    share that fell after success unknown (the paper does not report it) and ``per_task`` from those rows."""
-    rows = [r for r in rows if r.perturbation == "none"]
+    shape of :func:`compute_leaderboard`'s output: ``tasks_averaged`` and ``robustness_tasks`` from the
+    paper's per-task rows (``rows``: Tables XIII–XV, :func:`mskbench.eval.published.published_rows`, same
+    method names), the share that fell after success unknown (the paper does not report it) and
+    ``per_task`` from the train rows."""
+    rows = list(rows)
     out = {}
     for method, entry in table2.items():
-        mine = [r for r in rows if r.method == method]
+        mine = [r for r in rows if r.method == method and r.perturbation == "none"]
         averaged = {fam: sum(1 for r in mine if r.family == fam) for fam in FAMILIES}
         averaged["all"] = len(mine)
+        robust_tasks = {kind: len({r.task for r in rows if r.method == method and r.perturbation == kind})
+                        for kind in SWEEPS}
         unknown = {"percent": None, "fell": None, "successes": None}
         out[method] = {"success_rate": dict(entry["success_rate"]), "tasks_averaged": averaged,
                        "coverage": list(entry["coverage"]), "robustness": dict(entry["robustness"]),
-                       "fell_after_success": dict(unknown),
+                       "robustness_tasks": robust_tasks, "fell_after_success": dict(unknown),
                        "per_task": {r.task: {"success_rate": r.success_rate, "fell_after_success": dict(unknown)}
                                     for r in mine}}
     return out
@@ -387,16 +398,37 @@ def family_task_counts(rows: Iterable[ResultRow]) -> dict[str, str]:
 _DASH = "—"
 
 
-def averaged_note(n: int | None, key: str) -> str:
-    """``" (n of N)"`` when a value of row ``key`` (a family or ``"all"``) averages ``n`` tasks, fewer than the
-    suite's ``N`` there (:func:`suite_task_counts`); ``""`` for the whole suite or an unknown count."""
-    total = suite_task_counts()[key]
-    return f" ({n} of {total})" if n is not None and n < total else ""
+def averaged_note(n: int | tuple[int, int] | None, key: str) -> str:
+    """``" (n of N)"`` when a value of row ``key`` averages ``n`` tasks, fewer than the suite's ``N`` there
+    (:func:`suite_task_counts` for a family or ``"all"``; all 22 for a robustness row); ``n`` may be a range
+    ``(lo, hi)`` (the robustness average over types of different task counts: ``" (1–3 of 22)"``); ``""`` for
+    the whole suite or an unknown count."""
+    total = suite_task_counts().get(key, len(SUITE))
+    if n is None:
+        return ""
+    lo, hi = n if isinstance(n, tuple) else (n, n)
+    if hi >= total and lo >= total:
+        return ""
+    return f" ({lo} of {total})" if lo == hi else f" ({lo}–{hi} of {total})"
 
 
-def best_marks(values: list[float | None], counts: list[int | None]) -> list[bool]:
+def robustness_counts(entry: Mapping, key: str) -> int | tuple[int, int] | None:
+    """The tasks behind an entry's robustness value ``key`` (a type, or ``"average"``: the range over the
+    three types); None when the entry does not say (``robustness_tasks`` absent)."""
+    counts = entry.get("robustness_tasks")
+    if not counts:
+        return None
+    if key != "average":
+        return counts.get(key)
+    values = [counts.get(k, 0) for k in SWEEPS]
+    return (min(values), max(values)) if min(values) != max(values) else values[0]
+
+
+def best_marks(values: list[float | None], counts: list[int | tuple[int, int] | None]) -> list[bool]:
     """Which cells of a row are bold: the best value among the cells that average the most tasks (ties all
-    bold), so that an average over fewer tasks never outranks one over more. ``counts`` None: all equal."""
+    bold), so that an average over fewer tasks never outranks one over more (a range of counts compares by
+    its low end). ``counts`` None: all equal."""
+    counts = [c[0] if isinstance(c, tuple) else c for c in counts]
     known = [c for v, c in zip(values, counts) if v is not None and c is not None]
     most = max(known) if known else None
     eligible = [v for v, c in zip(values, counts) if v is not None and (c is None or c == most)]
@@ -411,8 +443,8 @@ def fell_cell(share: Mapping | None) -> str:
     return f"{share['percent']:.2f} ({share['fell']} of {share['successes']})"
 
 
-def _row_cells(values: list[float | None], fmt, counts: list[int | None] | None = None, key: str | None = None
-               ) -> list[Text]:
+def _row_cells(values: list[float | None], fmt, counts: list[int | tuple[int, int] | None] | None = None,
+               key: str | None = None) -> list[Text]:
     """Formatted cells; the best displayed value(s) bold (:func:`best_marks`), None as a dash; with ``counts``
     and the row's ``key``, a value averaged over fewer tasks than the suite's says over how many."""
     shown = [None if v is None else fmt(v) for v in values]
@@ -456,11 +488,12 @@ def format_leaderboard(board: Mapping[str, Mapping], task_counts: Mapping[str, o
     Rows: SR (%) per family and "Average" over all tasks; the share (%) of successful episodes that
     then fell (over all tasks, "fell of successes" beside it; "—" when unknown or without success;
     never bold: it describes, it does not rank); robustness per perturbation type and "Average";
-    coverage "SR > 0" as ``k/n``. Values have two decimals, ``None`` shows as "—". A success rate or
-    coverage over fewer tasks than the suite has there says over how many (``"100.00 (2 of 22)"``,
-    from the entry's ``tasks_averaged``), and the best value of each row is bold among the methods
-    that average the most tasks there (ties on the displayed value are all bold; coverage compares
-    the fraction k/n).
+    coverage "SR > 0" as ``k/n``. Values have two decimals, ``None`` shows as "—". A success rate,
+    robustness score or coverage over fewer tasks than the suite has there says over how many
+    (``"100.00 (2 of 22)"``, from the entry's ``tasks_averaged`` and ``robustness_tasks``; an entry
+    without them, such as the paper's Table II as printed, shows none), and the best value of each row
+    is bold among the methods that average the most tasks there (ties on the displayed value are all
+    bold; coverage compares the fraction k/n).
 
     ``task_counts`` gives the "(n)" in the SR row labels, keyed by family and
     ``"all"`` (see ``family_task_counts``). Without it the labels carry the
@@ -489,8 +522,7 @@ def format_leaderboard(board: Mapping[str, Mapping], task_counts: Mapping[str, o
     keys = (*FAMILIES, "all")
     noted = any(averaged_note(averaged(m, k), k) for m in methods for k in keys
                 if board[m]["success_rate"][k] is not None)
-    notes = ([AVERAGED_CAPTION] if noted else []) + ([PRIVILEGED_CAPTION] if marked else [])
-    table = Table(title="Full-suite leaderboard (Table II)", caption=". ".join(notes) or None)
+    table = Table(title="Full-suite leaderboard (Table II)")
     table.add_column("Group")
     table.add_column("Metric")
     for m in methods:
@@ -502,7 +534,7 @@ def format_leaderboard(board: Mapping[str, Mapping], task_counts: Mapping[str, o
     sr_rows = [(label(f.capitalize(), f), f) for f in FAMILIES] + [(label("Average", "all"), "all")]
     for i, (name, key) in enumerate(sr_rows):
         values = [board[m]["success_rate"][key] for m in methods]
-        counts = [averaged(m, key) for m in methods]
+        counts: list[int | tuple[int, int] | None] = [averaged(m, key) for m in methods]
         table.add_row("SR (%) ↑" if i == 0 else "", name, *_row_cells(values, two, counts, key),
                       end_section=i == len(sr_rows) - 1)
     table.add_row("Then fell (%)", "of successes", *[Text(fell_cell(board[m].get("fell_after_success")))
@@ -510,9 +542,10 @@ def format_leaderboard(board: Mapping[str, Mapping], task_counts: Mapping[str, o
     rob_rows = [(k.capitalize(), k) for k in SWEEPS] + [("Average", "average")]
     for i, (name, key) in enumerate(rob_rows):
         values = [board[m]["robustness"][key] for m in methods]
-        table.add_row(
-            "Robust. ↑" if i == 0 else "", name, *_row_cells(values, two), end_section=i == len(rob_rows) - 1
-        )
+        counts = [robustness_counts(board[m], key) for m in methods]
+        noted = noted or any(averaged_note(n, key) for n, v in zip(counts, values) if v is not None)
+        table.add_row("Robust. ↑" if i == 0 else "", name, *_row_cells(values, two, counts, key),
+                      end_section=i == len(rob_rows) - 1)
 
     covs = [board[m]["coverage"] for m in methods]
     fractions = [k / n if n else None for k, n in covs]
@@ -520,4 +553,6 @@ def format_leaderboard(board: Mapping[str, Mapping], task_counts: Mapping[str, o
     cells = [Text.assemble((f"{k}/{n}", "bold" if bold else ""), (averaged_note(n, "all"), "dim"))
              for (k, n), bold in zip(covs, best_marks(fractions, runs))]
     table.add_row("Coverage ↑", "SR > 0", *cells)
+    notes = ([AVERAGED_CAPTION] if noted else []) + ([PRIVILEGED_CAPTION] if marked else [])
+    table.caption = ". ".join(notes) or None
     return table
