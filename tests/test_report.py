@@ -134,14 +134,20 @@ def test_report_of_a_real_store_opens_cleanly_in_headless_chromium(real_store, t
     # the leaderboard: Table II's nine rows, the local columns and the paper's beside them
     board = re.search(r'<table class="leaderboard".*?</table>', html, re.S).group(0)
     rows = re.findall(r'<tr data-row="([\w-]+)"', board)
-    assert rows == ["sr-stabilization", "sr-locomotion", "sr-interaction", "sr-all", "robustness-action",
-                    "robustness-observation", "robustness-dynamics", "robustness-average", "coverage"]
+    assert rows == ["sr-stabilization", "sr-locomotion", "sr-interaction", "sr-all", "fell-after-success",
+                    "robustness-action", "robustness-observation", "robustness-dynamics", "robustness-average",
+                    "coverage"]
     headers = re.findall(r"<th[^>]*>([^<]*)</th>", board)
     assert headers == ["Group", "Metric", "passive", "zero", "DynSyn-SAC (paper)", "DepRL (paper)", "SAC (paper)",
                        "PPO (paper)"]
     cov = re.search(r'<tr data-row="coverage">(.*?)</tr>', board).group(1)
-    assert re.findall(r"<td[^>]*>(\d+/\d+)</td>", cov)[:2] == ["0/2", "0/2"]  # passive bodies fall: no success
-    assert "22/22" in cov  # DepRL's published coverage
+    # passive bodies fall: no success; 2 of the 22 tasks, and said so
+    assert re.findall(r'<td[^>]*>(\d+/\d+) <span class="of">\(2 of 22\)</span></td>', cov) == ["0/2", "0/2"]
+    assert "<td class=\"paper best\">22/22</td>" in cov  # DepRL's published coverage, the best over all 22
+    average = re.search(r'<tr data-row="sr-all">(.*?)</tr>', board).group(1)
+    assert average.count('<span class="of">(2 of 22)</span>') == 2 and "48.36" in average
+    fell = re.search(r'<tr data-row="fell-after-success">(.*?)</tr>', board).group(1)
+    assert re.findall(r"<td[^>]*>([^<]*)</td>", fell)[2:] == ["—"] * 6  # no success, and the paper reports none
     assert 'class="video" href="../videos/Stand.gif"' in html
 
     shot = tmp_path / "report.png"
@@ -270,3 +276,38 @@ def test_emg_and_shaded_learning_curves_from_data_the_small_store_lacks(tmp_path
     with report_style():
         svg = save(emg_envelope_figure(rollout), tmp_path / "figs" / "env")
     assert "TA: r 0.90, shift +3%" in svg and (tmp_path / "figs" / "env.png").stat().st_size > 1000
+
+
+def test_report_leads_with_what_it_measured_and_says_once_what_it_lacks(tmp_path):
+    """The page opens with what was measured and the paper's methods beside it, then the results; the sections
+    without data are named once and listed at the end; Table II and the per-task table give the share of
+    successful episodes that then fell, and the partial average says over how many tasks."""
+    from mskbench.eval.store import ResultsStore
+    from mskbench.report.build import ReportOptions, build_report
+
+    store = tmp_path / "r.db"
+    with ResultsStore(store) as s:
+        for seed in range(2):
+            s.write({"method": "expert", "task": "Squat", "perturbation": "none", "scale": 0.0, "seed": seed,
+                     "success": True, "episode_return": 1.0, "length": 80, "termination": "kneeling",
+                     "success_step": 40, "fell_after_success": seed == 0, "privileged": True,
+                     "recruitment": {"Deltoids": 1.0}, "activation_cost": 0.1, "smoothness": 4.0,
+                     "emg": {"absent": "no EMG reference given"}})
+    result = build_report(ReportOptions(store=store, out=tmp_path / "report", published=True))
+    page = (tmp_path / "report" / "index.html").read_text()
+    lead = page[page.index('<p class="lead">'):page.index("</p>", page.index('<p class="lead">'))]
+    assert "Measured: <strong>expert</strong> † on 1 of the 22 tasks (Squat), 2 episodes each" in lead
+    assert "Beside them: the paper&#x27;s" not in lead and "the paper's DynSyn-SAC, DepRL, SAC and PPO" in lead
+    missing = [s.title for s in result.sections if s.status == "missing"]
+    assert missing and page.count("Not in this report:") == 1
+    absent = page[page.index('<p class="absent">'):page.index("</p>", page.index('<p class="absent">'))]
+    assert all(title in absent for title in missing)
+    first_section = page.index("<section id=", page.index("</section>", page.index('id="overview"')))
+    assert page[first_section:].startswith('<section id="leaderboard"')  # the results come first
+    assert page.index('<div id="not-in-report">') > page.index('<section id="recruitment"')
+    assert '<tr data-row="fell-after-success"><td class="group">Then fell (%)</td><td class="l">of successes</td>' \
+           '<td class="paper">—</td>' in page
+    assert '<td class="">50.00 (1 of 2)</td></tr>' in page  # the expert's column, after the paper's four
+    robust = re.search(r'<tr data-row="robustness-action">(.*?)</tr>', page).group(1)
+    assert "of 22)" not in robust and '<td class="paper best">53.06</td>' in robust  # the paper's: all 22 tasks
+    assert "<td>Squat</td><td>expert</td><td>2</td><td>100.0</td><td>50 (1/2)</td>" in page  # the per-task table

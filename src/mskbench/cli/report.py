@@ -50,15 +50,16 @@ def report_cmd(store_path, out_dir, published, runs, more_runs, success_label, f
     learning curves with peak efficiency (Fig. 2), robustness curves with their AUC (Figs. 3, 5),
     EMG similarity (Fig. 6), log-jerk bars (Fig. 7), muscle-family recruitment (Figs. 8-9),
     activation heatmaps on request (Figs. 14-15), the mouse evaluation and links to rollout videos.
-    Every figure is also written as PNG and SVG under OUT/figures. A section without data says what
-    is missing and which command provides it. Needs matplotlib: pip install 'mskbench[report]'.
+    Every figure is also written as PNG and SVG under OUT/figures. The page opens with what was
+    measured; the sections without data are listed once, at its end, each with the command that
+    provides it. Needs matplotlib: pip install 'mskbench[report]'.
     """
     try:
         import matplotlib  # noqa: F401  (only checked here; the report modules import it)
     except ImportError:
         raise click.ClickException("the report needs matplotlib: pip install 'mskbench[report]'") from None
     from mskbench.eval.store import StoreError
-    from mskbench.report.build import OutDirError, ReportOptions, build_report, check_out_dir
+    from mskbench.report.build import MANIFEST, OutDirError, ReportOptions, build_report, check_out_dir
 
     all_runs = [*runs, *map(str, more_runs)]
     if store_path is None:
@@ -127,8 +128,9 @@ def report_cmd(store_path, out_dir, published, runs, more_runs, success_label, f
     figures = len([p for p in result.figures if p.suffix == ".png"])
     click.echo(f"wrote {figures} figure(s) as PNG and SVG to {out_dir / 'figures'}")
     if empty:
-        click.echo(f"{len(empty)} of {len(result.sections)} sections have no data ({', '.join(empty)}); "
-                   "each says what is missing")
+        where = ("the page lists them at its end, 'Not in this report', each with what it needs"
+                 if result.index is not None else f"{MANIFEST} says what each needs")
+        click.echo(f"{len(empty)} of {len(result.sections)} sections have no data ({', '.join(empty)}); {where}")
     if result.index is not None:
         click.echo(f"open {result.index}   (in a browser: {result.index.resolve().as_uri()})")
 

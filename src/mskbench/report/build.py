@@ -174,7 +174,8 @@ def build_report(options: ReportOptions, progress: Progress | None = None) -> Re
     index = None
     if not options.figures_only:
         index = out / "index.html"
-        index.write_text(page("mskbench report", _meta_html(options, store, runs), sections), encoding="utf-8")
+        index.write_text(page("mskbench report", _meta_html(options, store, runs), sections,
+                              _lead_html(options, store, runs, mouse)), encoding="utf-8")
     manifest = {
         "generator": GENERATOR,
         "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
@@ -222,6 +223,57 @@ def _meta_html(options: ReportOptions, store: dict[str, Any], runs: dict[str, An
     return " · ".join(parts)
 
 
+def _count(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
+def _lead_html(options: ReportOptions, store: dict[str, Any], runs: dict[str, Any], mouse: dict[str, Any]) -> str:
+    """The page's first sentence: what was measured (each method's tasks and train-environment episodes,
+    its sweeps, the training runs, the mouse evaluation) and whether the paper's methods are beside it."""
+    from mskbench.eval.published import METHODS
+
+    measured = []
+    privileged = set(store.get("privileged", []))
+    for method in store["methods"]:
+        per_task = store["summary"].get(method, {})
+        name = f"<strong>{esc(method)}</strong>{' †' if method in privileged else ''}"
+        if per_task:
+            tasks = D.task_order(per_task)
+            suite = [t for t in tasks if t in SUITE]
+            which = (f"{len(suite)} of the {len(SUITE)} tasks" if len(suite) < len(SUITE)
+                     else f"all {len(SUITE)} tasks")
+            if len(suite) != len(tasks):
+                which += f" and {_count(len(tasks) - len(suite), 'other task')}"
+            if len(tasks) <= 4:
+                which += f" ({', '.join(esc(t) for t in tasks)})"
+            episodes = sorted({v["episodes"] for v in per_task.values()})
+            each = (f"{_count(episodes[0], 'episode')} each" if len(episodes) == 1
+                    else f"{episodes[0]}–{episodes[-1]} episodes each")
+            text = f"{name} on {which}, {each}"
+        else:
+            text = name
+        swept = store["sweeps"].get(method)
+        if swept:
+            text += f"{',' if per_task else ''} robustness sweeps of {_count(len(swept), 'task')}"
+        measured.append(text)
+    parts = []
+    if measured:
+        parts.append("Measured: " + "; ".join(measured) + ".")
+    if runs["runs"]:
+        parts.append(f"{_count(len(runs['runs']), 'training run')}.")
+    if mouse.get("mouse") is not None:
+        parts.append("The mouse forelimb imitation evaluation.")
+    if store["published"]:
+        paper = [m for m in METHODS if f"{m} (paper)" in store["leaderboard"]]
+        parts.append(f"Beside them: the paper's {', '.join(paper[:-1])} and {paper[-1]} (Table II; Tables "
+                     "XIII–XV per task)." if len(paper) > 1 else f"Beside them: the paper's {', '.join(paper)}.")
+    elif measured:
+        parts.append("The paper's methods are not drawn: build the report with --published to add them.")
+    if privileged & set(store["methods"]):
+        parts.append("† privileged: reads the simulator; not an observation-only policy.")
+    return " ".join(parts)
+
+
 class _Ctx:
     """Draws the sections from the gathered data (one ``section_<key>`` method per section)."""
 
@@ -241,9 +293,13 @@ class _Ctx:
     # -- Table II -----------------------------------------------------------------------------------
     def section_leaderboard(self) -> Section:
         s = Section("leaderboard", "Leaderboard", "Table II",
-                    "Success rate per family and over all tasks (train environment), robustness per perturbation "
-                    "type (normalised area under success vs scale, 0–100) and coverage (tasks with SR > 0), per "
-                    "method; the best value of each row in bold. Below: the per-task numbers behind it.")
+                    "Success rate per family and over all tasks (train environment; the paper's rule), the share "
+                    "of successful episodes that then fell (success first held before the episode's last step, "
+                    "and a termination condition then ended it), robustness per perturbation type (normalised "
+                    "area under success vs scale, 0–100) and coverage (tasks with SR > 0), per method. A value "
+                    "over fewer tasks than the suite has says over how many, \"(2 of 22)\"; the best value of "
+                    "each row, among the methods over the most tasks, in bold. Below: the per-task numbers "
+                    "behind it.")
         s.missing += self._store_missing() + self.store["leaderboard_notes"]
         board = self.store["leaderboard"]
         if board:
@@ -255,15 +311,21 @@ class _Ctx:
             for task in D.task_order(per_task):
                 v = per_task[task]
                 emg = v["emg"]
+                fell = v["fell_after_success"]
                 rows.append((task, method, v["episodes"], f"{v['success_rate']:.1f}",
+                             "—" if fell["percent"] is None else f"{fell['percent']:.0f} ({fell['fell']}/"
+                                                                 f"{fell['successes']})",
                              f"{v['return_mean']:.2f} ± {v['return_std']:.2f}", f"{v['length_mean']:.1f}",
                              _fmt(v["activation_cost"], ".4f"), _fmt(v["smoothness"], ".2f"),
                              f"{emg['mean_r']:.3f}" if "mean_r" in emg else "—",
                              ", ".join(f"{k} {n}" for k, n in v["terminations"].items())))
         if rows:
-            s.tables.append(table(["task", "method", "episodes", "SR %", "return", "length", "act. cost",
-                                   "log10 jerk", "EMG r", "terminations"], rows, cls="per-task",
-                                  caption="Per task (train environment)"))
+            s.tables.append(table(["task", "method", "episodes", "SR %", "then fell %", "return", "length",
+                                   "act. cost", "log10 jerk", "EMG r", "terminations"], rows, cls="per-task",
+                                  caption="Per task (train environment); then fell %: of the successful episodes, "
+                                          "those that succeeded before their last step and were then ended by a "
+                                          "termination condition (—: no success, or stored before it was "
+                                          "recorded)"))
         return s
 
     # -- Fig. 1b ------------------------------------------------------------------------------------
@@ -530,8 +592,11 @@ class _Ctx:
 def leaderboard_table(board: dict[str, dict], task_counts: dict[str, str], privileged=None) -> str:
     """Table II as HTML: metric rows, a column per method (the paper's shaded), row best in bold; the privileged
     methods (``privileged``; None: by name, :func:`mskbench.eval.leaderboard.privileged_columns`) after the
-    others, marked †."""
-    from mskbench.eval.leaderboard import PRIVILEGED_CAPTION, privileged_columns
+    others, marked †. As ``mskbench leaderboard`` prints it (:func:`mskbench.eval.leaderboard.format_leaderboard`):
+    a success rate, robustness score or coverage over fewer tasks than the suite's says over how many,
+    "(2 of 22)", and only the values over the most tasks compete for bold; beside SR, the share of successful episodes that then fell."""
+    from mskbench.eval.leaderboard import (AVERAGED_CAPTION, PRIVILEGED_CAPTION, averaged_note, best_marks,
+                                           fell_cell, privileged_columns, robustness_counts)
 
     methods, marked = privileged_columns(board, privileged)
 
@@ -539,43 +604,45 @@ def leaderboard_table(board: dict[str, dict], task_counts: dict[str, str], privi
         n = task_counts.get(key)
         return f"{name} ({n})" if n is not None else name
 
-    def cells(values: list[float | None]) -> list[str]:
+    def td(m: str, text: str, bold: bool = False, note: str = "") -> str:
+        cls = (["paper"] if m.endswith(" (paper)") else []) + (["best"] if bold else [])
+        extra = f' <span class="of">{esc(note.strip())}</span>' if note else ""
+        return f'<td class="{" ".join(cls)}">{esc(text)}{extra}</td>'
+
+    def cells(values: list[float | None], key: str, counts: list) -> list[str]:
         shown = [None if v is None else f"{v:.2f}" for v in values]
-        present = [float(x) for x in shown if x is not None]
-        best = max(present) if present else None
-        out = []
-        for m, x in zip(methods, shown):
-            cls = ["paper"] if m.endswith(" (paper)") else []
-            if x is not None and float(x) == best:
-                cls.append("best")
-            out.append(f'<td class="{" ".join(cls)}">{"—" if x is None else x}</td>')
-        return out
+        marks = best_marks([None if x is None else float(x) for x in shown], counts)
+        return [td(m, "—" if x is None else x, bold, "" if x is None else averaged_note(n, key))
+                for m, x, bold, n in zip(methods, shown, marks, counts)]
 
     head = "<th>Group</th><th>Metric</th>" + "".join(
         f'<th class="{"paper" if m.endswith(" (paper)") else ""}">{esc(m)}{" †" * (m in marked)}</th>'
         for m in methods)
     rows = []
+    noted = False
     for i, fam in enumerate((*FAMILIES, "all")):
         name = label("Average" if fam == "all" else fam.capitalize(), fam)
         group = "SR (%) ↑" if i == 0 else ""
+        row = cells([board[m]["success_rate"][fam] for m in methods], fam,
+                    [(board[m].get("tasks_averaged") or {}).get(fam) for m in methods])
+        noted = noted or any('class="of"' in c for c in row)
         rows.append(f'<tr data-row="sr-{fam}"><td class="group">{group}</td><td class="l">{esc(name)}</td>'
-                    + "".join(cells([board[m]["success_rate"][fam] for m in methods])) + "</tr>")
+                    + "".join(row) + "</tr>")
+    rows.append('<tr data-row="fell-after-success"><td class="group">Then fell (%)</td><td class="l">of successes'
+                "</td>" + "".join(td(m, fell_cell(board[m].get("fell_after_success"))) for m in methods) + "</tr>")
     for i, kind in enumerate((*D.SWEEP_TYPES, "average")):
         group = "Robust. ↑" if i == 0 else ""
+        row = cells([board[m]["robustness"][kind] for m in methods], kind,
+                    [robustness_counts(board[m], kind) for m in methods])
+        noted = noted or any('class="of"' in c for c in row)
         rows.append(f'<tr data-row="robustness-{kind}"><td class="group">{group}</td><td class="l">'
-                    f'{esc(kind.capitalize())}</td>'
-                    + "".join(cells([board[m]["robustness"][kind] for m in methods])) + "</tr>")
+                    f'{esc(kind.capitalize())}</td>' + "".join(row) + "</tr>")
     covs = [board[m]["coverage"] for m in methods]
-    fractions = [k / n if n else None for k, n in covs]
-    best = max((f for f in fractions if f is not None), default=None)
-    cov_cells = []
-    for m, (k, n), f in zip(methods, covs, fractions):
-        cls = ["paper"] if m.endswith(" (paper)") else []
-        if f is not None and f == best:
-            cls.append("best")
-        cov_cells.append(f'<td class="{" ".join(cls)}">{k}/{n}</td>')
+    marks = best_marks([k / n if n else None for k, n in covs], [n for _k, n in covs])
     rows.append('<tr data-row="coverage"><td class="group">Coverage ↑</td><td class="l">SR &gt; 0</td>'
-                + "".join(cov_cells) + "</tr>")
-    caption = "Full-suite leaderboard (Table II)" + (f"; {esc(PRIVILEGED_CAPTION)}" if marked else "")
+                + "".join(td(m, f"{k}/{n}", bold, averaged_note(n, "all"))
+                          for m, (k, n), bold in zip(methods, covs, marks)) + "</tr>")
+    notes = ([AVERAGED_CAPTION] if noted else []) + ([PRIVILEGED_CAPTION] if marked else [])
+    caption = "; ".join(["Full-suite leaderboard (Table II)", *map(esc, notes)])
     return (f'<table class="leaderboard" id="leaderboard"><caption>{caption}</caption>'
             f"<thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>")

@@ -133,16 +133,17 @@ def _sweeps(records: list[dict]) -> dict[str, dict[str, dict[str, dict[str, Any]
 
 def leaderboard_data(records: list[dict], published: bool) -> dict[str, Any]:
     """Table II for the local methods (and the paper's with ``published``), and what kept rows out of it."""
-    from mskbench.eval.leaderboard import ResultRow, compute_leaderboard, family_task_counts
+    from mskbench.eval.leaderboard import ResultRow, compute_leaderboard, family_task_counts, published_columns
+    from mskbench.eval.summary import fell_after_success_counts
 
     notes: list[str] = []
-    groups: dict[tuple[str, str, str, float], list[bool]] = defaultdict(list)
+    groups: dict[tuple[str, str, str, float], list[dict]] = defaultdict(list)
     others: Counter[str] = Counter()
     for r in records:
         if r["task"] not in SUITE:
             others[r["task"]] += 1
             continue
-        groups[(r["task"], r["method"], r["perturbation"], float(r["scale"]))].append(bool(r["success"]))
+        groups[(r["task"], r["method"], r["perturbation"], float(r["scale"]))].append(r)
     for task, n in sorted(others.items()):
         notes.append(f"{n} episode(s) of {task}, which is not one of the 22 suite tasks, are left out of Table II")
     scales: dict[tuple[str, str, str], set[float]] = defaultdict(set)
@@ -153,8 +154,14 @@ def leaderboard_data(records: list[dict], published: bool) -> dict[str, Any]:
     for task, method, pert in sorted(short):
         notes.append(f"{method} on {task}: the {pert} sweep has one scale; a robustness area needs at least two "
                      f"(run 'mskbench sweep --task {task} --types {pert} --policy ...')")
-    rows = [ResultRow(task=t, method=m, perturbation=p, scale=s, success_rate=100.0 * sum(v) / len(v))
-            for (t, m, p, s), v in groups.items() if (t, m, p) not in short]
+    rows = []
+    for (t, m, p, s), rs in groups.items():
+        if (t, m, p) in short:
+            continue
+        won, fell = fell_after_success_counts(rs) if p == "none" else (None, None)
+        rows.append(ResultRow(task=t, method=m, perturbation=p, scale=s,
+                              success_rate=100.0 * sum(bool(r["success"]) for r in rs) / len(rs),
+                              successes=won if fell is not None else None, fell_after_success=fell))
     local = compute_leaderboard(rows) if rows else {}
     if records and not any(p == "none" for (_t, _m, p, _s) in groups):
         notes.append("no train-environment episodes of suite tasks: the success rows and coverage are empty "
@@ -174,7 +181,9 @@ def leaderboard_data(records: list[dict], published: bool) -> dict[str, Any]:
 
         from mskbench.eval.published import published_rows, published_table2, read_published_tables
 
-        table2 = published_table2()
+        all_rows = published_rows()
+        train_rows = [r for r in all_rows if r.perturbation == "none"]
+        table2 = published_columns(published_table2(), all_rows)
         paper = {"table2": table2, "tasks": read_published_tables()}
         for method, entry in table2.items():
             name = f"{method} (paper)"
@@ -182,7 +191,7 @@ def leaderboard_data(records: list[dict], published: bool) -> dict[str, Any]:
                 notes.append(f"a local method is named {name!r}; the paper's column of that name is not shown")
                 continue
             board[name] = entry
-        count_rows += [replace(r, method=f"{r.method} (paper)") for r in published_rows() if r.perturbation == "none"]
+        count_rows += [replace(r, method=f"{r.method} (paper)") for r in train_rows]
     return {"leaderboard": board, "local_methods": list(local), "leaderboard_notes": notes,
             "task_counts": family_task_counts(count_rows), "published": paper}
 
@@ -472,7 +481,7 @@ def _emg_envelopes(task: str, activations: np.ndarray, heel: np.ndarray, muscles
 
     gait = task_ids(gait=True)
     if task not in gait:
-        return {"absent": f"EMG references apply to gait tasks ({', '.join(gait)}), not {task}"}
+        return {"absent": f"not a gait task: EMG references apply to {', '.join(gait)} only"}
     strikes = heel_strikes(heel) if len(heel) else np.array([], dtype=np.int64)
     if len(strikes) < 2:
         return {"absent": f"fewer than one complete gait cycle in the episode ({len(strikes)} right heel strikes)"}

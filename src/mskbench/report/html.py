@@ -71,7 +71,7 @@ def table(header: Sequence[str], rows: Sequence[Sequence[object]], *, caption: s
 
 _CSS = """
 :root { --fg: #1b1f24; --muted: #5b6570; --line: #d9dee3; --accent: #1f5fa8; --warn: #8a5a00;
-        --warnbg: #fff6e0; --okbg: #eaf6ea; --paper: #f3f5f8; }
+        --warnbg: #fff6e0; --paper: #f3f5f8; }
 * { box-sizing: border-box; }
 body { margin: 0; font: 14px/1.45 system-ui, -apple-system, "Segoe UI", "DejaVu Sans", sans-serif; color: var(--fg); }
 header { padding: 18px 28px 10px; border-bottom: 1px solid var(--line); background: #fbfcfd; }
@@ -87,13 +87,15 @@ section { margin: 18px 0 28px; }
 section h2 { font-size: 18px; margin: 0 0 4px; border-bottom: 1px solid var(--line); padding-bottom: 3px; }
 section h2 .paper { font-size: 12px; color: var(--muted); font-weight: normal; margin-left: 8px; }
 p.about { color: var(--muted); margin: 4px 0 10px; max-width: 1000px; }
+p.lead { font-size: 15px; margin: 10px 0 4px; max-width: 1100px; }
+p.absent { color: var(--muted); margin: 4px 0 8px; max-width: 1100px; }
+#not-in-report { margin-top: 28px; }
+#not-in-report section { margin: 10px 0 14px; }
+#not-in-report h3 { font-size: 15px; margin: 0 0 4px; }
+#not-in-report h3 .paper { font-size: 12px; color: var(--muted); font-weight: normal; margin-left: 8px; }
+table.leaderboard td span.of { color: var(--muted); font-weight: normal; font-size: 11.5px; }
 .missing-note { background: var(--warnbg); color: var(--warn); border-left: 3px solid #e0a800; padding: 5px 10px;
                 margin: 6px 0; font-size: 13px; max-width: 1100px; }
-.status-table td, .status-table th { text-align: left; vertical-align: top; }
-.status-table td:nth-child(-n+3) { white-space: nowrap; }
-.status-table td:last-child { font-size: 12px; color: var(--muted); }
-.status-table td.complete { background: var(--okbg); }
-.status-table td.partial, .status-table td.missing { background: var(--warnbg); }
 table { border-collapse: collapse; margin: 8px 0 14px; font-size: 12.5px; }
 caption { text-align: left; font-weight: 600; padding: 3px 0; }
 th, td { border: 1px solid var(--line); padding: 3px 8px; text-align: right; }
@@ -182,33 +184,42 @@ def figure_html(fig: FigureOut) -> str:
             f'<figcaption><strong>{esc(fig.title)}.</strong> {esc(fig.caption)} {files}</figcaption></figure>')
 
 
-def section_html(s: Section) -> str:
+def section_html(s: Section, heading: str = "h2") -> str:
+    """A section: its title, what it shows, its figures and tables, then what it lacks (its notes) —
+    or, for a section with nothing to show, its notes alone."""
     parts = [f'<section id="{esc(s.key)}" data-status="{s.status}">',
-             f'<h2>{esc(s.title)}<span class="paper">{esc(s.paper)}</span></h2>',
-             f'<p class="about">{esc(s.about)}</p>']
+             f'<{heading}>{esc(s.title)}<span class="paper">{esc(s.paper)}</span></{heading}>']
+    if s.status != "missing":
+        parts.append(f'<p class="about">{esc(s.about)}</p>')
+        if s.figures:
+            parts.append('<div class="figures">' + "".join(figure_html(f) for f in s.figures) + "</div>")
+        if s.html_extra:
+            parts.append(s.html_extra)
+        parts += s.tables
     parts += [f'<div class="missing-note" data-section="{esc(s.key)}">{esc(m)}</div>' for m in s.missing]
-    if s.figures:
-        parts.append('<div class="figures">' + "".join(figure_html(f) for f in s.figures) + "</div>")
-    if s.html_extra:
-        parts.append(s.html_extra)
-    parts += s.tables
     parts.append("</section>")
     return "\n".join(parts)
 
 
-def page(title: str, meta_html: str, sections: Sequence[Section]) -> str:
-    """The whole page: header (``meta_html`` already HTML), a table of contents, a status table of the
-    sections (what is shown, what is missing), the sections."""
-    nav = "".join(f'<a href="#{esc(s.key)}" class="{s.status}">{esc(s.title)}</a>' for s in sections)
-    status_rows = [(f'<a href="#{esc(s.key)}">{esc(s.title)}</a>', f'<span>{s.status}</span>',
-                    esc(f"{len(s.figures)} figure(s), {len(s.tables)} table(s)"),
-                    "<br>".join(esc(m) for m in s.missing) or "—") for s in sections]
-    status = table(["section", "status", "shown", "missing"], status_rows, raw=True, cls="status-table",
-                   caption="What this report shows")
-    # the status cells carry their state as a class for colour
-    for s in sections:
-        status = status.replace(f"<td><span>{s.status}</span></td>", f'<td class="{s.status}">{s.status}</td>', 1)
-    body = "\n".join(section_html(s) for s in sections)
+def page(title: str, meta_html: str, sections: Sequence[Section], lead_html: str = "") -> str:
+    """The whole page: header (``meta_html`` already HTML), a table of contents of the sections with
+    something to show, an overview (``lead_html``, already HTML: what was measured; then, once, the
+    sections with nothing to show), those sections, and at the end "Not in this report": each section
+    with nothing to show and what it needs."""
+    shown = [s for s in sections if s.status != "missing"]
+    absent = [s for s in sections if s.status == "missing"]
+    nav = "".join(f'<a href="#{esc(s.key)}" class="{s.status}">{esc(s.title)}</a>' for s in shown)
+    overview = f'<p class="lead">{lead_html}</p>' if lead_html else ""
+    if absent:
+        nav += f'<a href="#not-in-report" class="missing">Not in this report ({len(absent)})</a>'
+        names = ", ".join(esc(s.title) for s in absent)
+        overview += (f'<p class="absent">Not in this report: {names} — <a href="#not-in-report">what each '
+                     "needs</a>.</p>")
+    body = "\n".join(section_html(s) for s in shown)
+    if absent:
+        body += ('\n<div id="not-in-report"><h2>Not in this report</h2><p class="about">These sections have no '
+                 "data in what this report was built from; each says what it needs.</p>\n"
+                 + "\n".join(section_html(s, "h3") for s in absent) + "\n</div>")
     return f"""<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -229,7 +240,7 @@ def page(title: str, meta_html: str, sections: Sequence[Section]) -> str:
 </header>
 <nav>{nav}</nav>
 <main>
-<section id="overview">{status}</section>
+<section id="overview">{overview}</section>
 {body}
 </main>
 <script>{_FIGURE_CHECK}</script>
