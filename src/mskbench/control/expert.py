@@ -63,9 +63,12 @@ class Behaviour:
     def reset(self, ctx: Context) -> None:
         """An episode starts (the state loaded in ``ctx`` is its first)."""
 
-    def targets(self, ctx: Context) -> Targets | None:
-        """This step's targets; None: no control at all (every excitation 0; a cheat probe going limp)."""
+    def targets(self, ctx: Context) -> Targets:
         raise NotImplementedError
+
+    def limp(self, ctx: Context) -> bool:
+        """Whether to control nothing this step (every excitation 0; a cheat probe letting go). Default: never."""
+        return False
 
     def weights(self) -> Weights:
         return Weights()
@@ -124,12 +127,13 @@ class ExpertPolicy:
             self.reset()
         qpos, qvel, act = self._state(obs)
         self.qp.load(qpos, qvel, act)
-        targets = self.behaviour.targets(self.ctx)
+        limp = self.behaviour.limp(self.ctx)
+        if not limp:
+            sol = self.qp.solve(self.behaviour.targets(self.ctx))
+            self.last = sol
         self.ctx.step += 1
         u = np.zeros(self.env.model.nu)
-        if targets is not None:
-            sol = self.qp.solve(targets)
-            self.last = sol
+        if not limp:
             u[self.qp.mid] = sol.excitation
         return action_for(u[: self.env.n_muscles], self.env.action_map, np).astype(np.float32)
 

@@ -84,7 +84,7 @@ class CalfRaise(Standing):
 
 class FallBack(Hold):
     """Fall back onto the seat: the pelvis driven backwards and down towards the chair's seat target
-    point for ``drive_s``, then no control at all (``targets`` returns None: every excitation 0)."""
+    point for ``drive_s``, then no control at all (``limp``: every excitation 0)."""
 
     tasks = ("Sit", "WalkAndSit")
     drive_s = 0.35
@@ -96,9 +96,10 @@ class FallBack(Hold):
         self.pelvis_body = ctx.body("pelvis")
         self.seat = np.asarray(chair.SEAT_TARGET, float)
 
-    def targets(self, ctx: Context) -> Targets | None:
-        if (ctx.step + 1) * ctx.control_dt_s > self.drive_s:
-            return None  # limp: the landing is not controlled
+    def limp(self, ctx: Context) -> bool:
+        return (ctx.step + 1) * ctx.control_dt_s > self.drive_s  # the landing is not controlled
+
+    def targets(self, ctx: Context) -> Targets:
         posture = self.posture.copy()
         t = Targets(posture=posture, com_acc=None, supports=dict(self.surfaces))
         pelvis = ctx.d.xpos[self.pelvis_body]
