@@ -1,0 +1,312 @@
+"""Walking: the gait layer (:mod:`mskbench.control.gait`) on the whole-body QP.
+
+A contact schedule alternates single support (one foot carries the body, the other swings) and double
+support. In single support the swing foot follows a minimum-jerk path, raised at mid-swing, to a
+foothold re-planned at every control step from the measured divergent component of motion: where the
+DCM will be when the swing ends, less the offset a steady walk at the target speed has at touchdown
+(:func:`mskbench.control.gait.next_foothold`), kept within a reachable step. The centre of mass
+follows the capture-point law over the stance foot towards a reference moving at the target speed;
+the pelvis and chest are held upright and facing ahead; the task's reference gait is a weak posture
+prior. Foot placement carries most of the balance.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import mujoco
+import numpy as np
+
+from mskbench.control import gait
+from mskbench.control.balance import com_acceleration, convex_hull_2d, project_into
+from mskbench.control.behaviours import FEET, Standing
+from mskbench.control.expert import Context
+from mskbench.control.qp import PointTask, Targets, Weights
+
+SIDES = ("l", "r")
+
+
+@dataclass
+class _Schedule(gait.ContactSchedule):
+    """The contact schedule, whose double support lasts until the new stance foot carries ``accept_load`` of
+    the body weight (``stance_load``, set before :meth:`advance`), at most ``max_double_s``."""
+
+    accept_load: float = 0.0
+    max_double_s: float = 0.3
+    stance_load: float = 1.0
+
+    def advance(self, dt_s: float, swing_load: float) -> bool:
+        if self.phase == "double" and self.elapsed_s + dt_s >= self.double_s - 1e-9:
+            if self.stance_load < self.accept_load and self.elapsed_s + dt_s < self.max_double_s - 1e-9:
+                self.elapsed_s += dt_s
+                return False
+        return super().advance(dt_s, swing_load)
+
+
+class Walking(Standing):
+    """Walk ahead at the task's target speed (``speed_mps``; 0: step in place to a stop)."""
+
+    beyond_support = 0.0
+    #: The schedule: single- and double-support times (s).
+    single_s = 0.40
+    double_s = 0.08
+    #: The steady gait's step width (m), the swing's apex (m) and the largest step (m, forward and sideways).
+    width_m = 0.18
+    apex_m = 0.07
+    max_step_m = (0.75, 0.40)
+    #: The centre-of-mass height the walk keeps, below the standing start's (m).
+    crouch_m = 0.07
+    swing_kp = 150.0
+    swing_weight = 1e3
+    posture_kp = 100.0
+    #: Weight of the reference gait's posture (the QP's default is 0.1).
+    posture_weight = 0.1
+    upright = 0.0
+    #: The share of the task's target speed walked.
+    speed_share = 1.0
+    #: Leg posture in the schedule's terms (rad; knee flexion positive) and its weight in the QP: the stance
+    #: knee near straight, the swing knee flexed to ``swing_knee_rad`` early in the swing (toe clearance),
+    #: back to ``stance_knee_rad`` at touchdown; the swing ankle neutral.
+    stance_knee_rad = 0.1
+    swing_knee_rad = 1.0
+    swing_knee_peak = 0.35
+    leg_weight = 100.0
+    #: Start the schedule at the reference gait's phase (its double support: this share of the stride).
+    phase_start = 0.0
+    #: A second swing point task on the toes (weight as a share of the heel's; 0: none), the toes kept level
+    #: with the heel, and the swing foot's orientation weight (None: the QP's default).
+    toe_share = 1.0
+    #: The swing lands (at the latest) when the centre of mass is this far ahead of the stance foot (m; 0: by time only).
+    land_ahead_m = 0.25
+    #: In double support, a new stance foot that has not touched down is driven to the floor.
+    press_down = 1.0
+    #: Double support lasts until the new stance foot carries this share of the body weight (at most 0.3 s).
+    accept_load = 0.0
+    #: The foothold is kept within this share of the straight leg's reach (0: no limit).
+    reach_share = 0.9
+    #: The centre-of-mass law tracks a DCM moving at the target speed (1) or the measured DCM (0).
+    dcm_ff = 1.0
+    #: The QP's centre-of-mass weight (its default: 1e4).
+    com_weight = 1e4
+    #: Weight of the stance heel's flat orientation when it is off the floor (0: none).
+    stance_flat_weight = 0.0
+    swing_orient_weight = -1.0
+    ref_double = 0.1
+
+    def reset(self, ctx: Context) -> None:
+        super().reset(ctx)
+        self.speed = float(getattr(ctx.task, "target_speed_mps", 0.0)) * self.speed_share
+        self.ref = getattr(ctx.task, "reference", None)
+        self.foot = {s: (ctx.body(f"foot_{s}"), ctx.body(f"toes_{s}")) for s in SIDES}
+        m, d = ctx.qp.m, ctx.d
+        tree = np.asarray(ctx.env.handles.body_tree)
+        self.weight_n = float(m.body_mass[tree].sum()) * gait.GRAVITY
+        self.touch = {s: [ctx.env.handles.touch_adr[ctx.env.handles.touch_index(f"{s}_{part}")]
+                          for part in ("foot", "toes")] for s in SIDES}
+        self.flat = {s: d.xquat[self.foot[s][0]].copy() for s in SIDES}
+        for s in SIDES:  # the start's feet may be tilted (mid-stride): their flat orientation is yaw only
+            self.flat[s] = _yaw_only(self.flat[s])
+        self.height = float(ctx.start_com[2]) - self.crouch_m
+        if self.upright:  # upright and facing ahead (the start may be mid-stride, leaning)
+            self.orient = {b: _yaw_only(q) for b, q in self.orient.items()}
+        self.x0 = ctx.start_com.copy()
+        self.joint_qpos = np.asarray(ctx.env.handles.joint_qpos)
+        self.joint_dof = np.asarray(ctx.env.handles.joint_dof)
+        self.jidx = {s: {j: self._joint_index(ctx, f"{j}_{s}") for j in ("knee_angle", "ankle_angle", "hip_flexion")}
+                     for s in SIDES}
+        loads = {s: self._load(ctx, s) for s in SIDES}
+        xs = {s: float(d.xpos[self.foot[s][0]][0]) for s in SIDES}
+        if min(loads.values()) > 0.05 * self.weight_n:  # both down: stand next on the front foot
+            stance, phase = max(SIDES, key=lambda s: xs[s]), "double"
+        else:
+            stance, phase = max(SIDES, key=lambda s: loads[s]), "single"
+        elapsed = 0.0
+        if self.phase_start and self.ref is not None:
+            # the reference's contacts: right heel strike at phase 0, left toe-off at ``ref_double``, left heel
+            # strike at 0.5 (and the mirror): the start is mid-step, the schedule starts there
+            phi = float(ctx.task_state["phase"]) % 1.0
+            stance, local = ("r" if phi < 0.5 else "l"), phi % 0.5
+            if local < self.ref_double:
+                phase, elapsed = "double", local * float(ctx.task.period_s)
+            else:
+                phase = "single"
+                elapsed = self.single_s * (local - self.ref_double) / (0.5 - self.ref_double)
+        self.schedule = _Schedule(single_s=self.single_s, double_s=self.double_s, phase=phase, stance=stance,
+                                  elapsed_s=elapsed, accept_load=self.accept_load)
+        self._lift = {s: d.xpos[self.foot[s][0]].copy() for s in SIDES}
+        #: The schedule's time at which the current swing lifted off (a start mid-swing: later than 0).
+        self._t0 = elapsed if phase == "single" else 0.0
+        self._d0 = float(ctx.start_com[0] - self._stance_xy(ctx, stance)[0])
+        # the heel's height standing flat on the floor: where a swing ends
+        scratch = mujoco.MjData(m)
+        scratch.qpos[:] = ctx.env._ctx.pose()
+        mujoco.mj_kinematics(m, scratch)
+        self.heel_z = float(np.mean([scratch.xpos[self.foot[s][0]][2] for s in SIDES]))
+        self.femur = {s: ctx.body(f"femur_{s}") for s in SIDES}
+        #: Hip joint to heel, the leg straight (m).
+        self.leg_m = float(np.mean([np.linalg.norm(scratch.xpos[self.femur[s]] - scratch.xpos[self.foot[s][0]])
+                                    for s in SIDES]))
+        self.toe_z = float(np.mean([scratch.xpos[self.foot[s][1]][2] for s in SIDES]))
+        #: From the middle of a flat foot (heel and toes origins) back to its heel (m, along the heading).
+        self.heel_back = float(np.mean([0.5 * (scratch.xpos[self.foot[s][1]][0] - scratch.xpos[self.foot[s][0]][0])
+                                        for s in SIDES]))
+        self.steps = 0
+
+    def _joint_index(self, ctx: Context, name: str) -> int:
+        m = ctx.qp.m
+        adr = int(m.jnt_qposadr[mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_JOINT, name)])
+        return int(np.flatnonzero(self.joint_qpos == adr)[0])
+
+    def _swing_knee(self, s: float) -> tuple[float, float]:
+        """The swing knee's flexion and its rate (per unit phase) at swing phase ``s``."""
+        a, b, pk = self.stance_knee_rad, self.swing_knee_rad, self.swing_knee_peak
+        if s < pk:
+            x = 0.5 * np.pi * s / pk
+            return a + (b - a) * np.sin(x), (b - a) * np.cos(x) * 0.5 * np.pi / pk
+        x = 0.5 * np.pi * min((s - pk) / (1.0 - pk), 1.0)
+        return a + (b - a) * np.cos(x), -(b - a) * np.sin(x) * 0.5 * np.pi / (1.0 - pk) if s < 1.0 else 0.0
+
+    def weights(self) -> Weights:
+        return Weights(posture=self.posture_weight, com=self.com_weight)
+
+    def _load(self, ctx: Context, side: str) -> float:
+        return float(ctx.env.data.sensordata[self.touch[side]].sum())
+
+    def _stance_xy(self, ctx: Context, side: str) -> np.ndarray:
+        d = ctx.d
+        return 0.5 * (d.xpos[self.foot[side][0]][:2] + d.xpos[self.foot[side][1]][:2])
+
+    def supports(self, ctx: Context) -> dict[int, int]:
+        """The scheduled stance foot's (or both feet's) bodies that touch the floor."""
+        sch = self.schedule
+        sides = (sch.stance,) if sch.phase == "single" else SIDES
+        touching = ctx.qp.contacts_with({b for s in sides for b in self.foot[s]})
+        return {b: g for b, g in touching.items()}
+
+    def targets(self, ctx: Context) -> Targets:
+        d, sch, dt = ctx.d, self.schedule, ctx.control_dt_s
+        swing = sch.swing
+        com, vel = ctx.qp.com()
+        if sch.phase == "single" and self.land_ahead_m > 0:
+            # the swing's phase runs at least as fast as the centre of mass passes the stance foot: it lands
+            # when the centre of mass is ``land_ahead_m`` past it, however fast the body goes
+            ahead = float(com[0] - self._stance_xy(ctx, sch.stance)[0])
+            prog = (ahead - self._d0) / max(self.land_ahead_m - self._d0, 0.05)
+            sch.elapsed_s = max(sch.elapsed_s, min(prog, 1.0) * self.single_s - dt)
+        sch.stance_load = self._load(ctx, sch.stance) / self.weight_n
+        if sch.advance(dt, self._load(ctx, swing) / self.weight_n):
+            if sch.phase == "double":
+                self.steps += 1
+            else:  # a new swing starts from where that foot is
+                self._lift[sch.swing] = d.xpos[self.foot[sch.swing][0]].copy()
+                self._t0 = 0.0
+                self._d0 = float(com[0] - self._stance_xy(ctx, sch.stance)[0])
+        w = gait.omega(float(com[2]))
+        t_s = (ctx.step + 1) * dt
+        ref = np.array([com[0], com[1], self.height])  # the speed is regulated, not a position
+        ref[0] += 0.0 * t_s
+        supports = self.supports(ctx)
+        pts = ctx.qp.support_points(supports)
+        xy = np.array([p[1][:2] for p in pts]) if pts else np.zeros((0, 2))
+        acc, _ = com_acceleration(com, vel, ref, xy, k_capture=self.capture_gain, kp_z=self.com_height_kp,
+                                  ref_vel=np.array([self.speed, 0.0, 0.0]), beyond=self.beyond_support)
+        if self.dcm_ff and len(xy):
+            # the DCM moving at the target speed (not held still): the centre of pressure under the centre of
+            # mass at the target speed, ahead of it (braking) when faster, behind when slower
+            dv = vel[:2] - np.array([self.speed, 0.0])
+            p_free = com[:2] + (1.0 / w + self.capture_gain / w**2) * dv
+            p = project_into(convex_hull_2d(xy), p_free, 0.005)
+            acc[:2] = w**2 * (com[:2] - p) + self.beyond_support * w**2 * (p - p_free)
+        posture = self.posture.copy()
+        posture_vel = None
+        if self.ref is not None:
+            phase = (float(ctx.task_state["phase"]) + dt / ctx.task.period_s) % 1.0
+            posture[self.joint_qpos] = self.ref.q_ref(phase)
+            posture_vel = np.zeros(ctx.qp.nv)
+            posture_vel[self.joint_dof] = self.ref.qdot_ref(phase)
+        pw = None
+        if self.leg_weight > 0:
+            if posture_vel is None:
+                posture_vel = np.zeros(ctx.qp.nv)
+            pw = np.full(self.joint_qpos.size, self.posture_weight)
+            stance_sides = SIDES if sch.phase == "double" else (sch.stance,)
+            for s_ in SIDES:
+                k = self.jidx[s_]["knee_angle"]
+                if s_ in stance_sides:
+                    posture[self.joint_qpos[k]] = self.stance_knee_rad
+                    posture_vel[self.joint_dof[k]] = 0.0
+                else:
+                    q, dq = self._swing_knee(sch.swing_phase)
+                    posture[self.joint_qpos[k]] = q
+                    posture_vel[self.joint_dof[k]] = dq / self.single_s
+                    a = self.jidx[s_]["ankle_angle"]
+                    posture[self.joint_qpos[a]] = 0.0
+                    posture_vel[self.joint_dof[a]] = 0.0
+                    pw[a] = self.leg_weight
+                pw[k] = self.leg_weight
+        t = Targets(posture=posture, posture_vel=posture_vel, posture_weight=pw, posture_kp=self.posture_kp, com_acc=acc,
+                    orientations=dict(self.orient), supports=supports,
+                    level=frozenset(b for s in SIDES for b in self.foot[s] if b in supports))
+        if self.stance_flat_weight > 0:
+            # the stance heel kept down (the body does not ride up on its toes)
+            for s_ in (SIDES if sch.phase == "double" else (sch.stance,)):
+                heel = self.foot[s_][0]
+                if heel not in supports:
+                    t.orientations[heel] = self.flat[s_]
+                    t.orientation_weights[heel] = self.stance_flat_weight
+        if self.press_down and not any(b in supports for b in self.foot[sch.stance]):
+            heel = self.foot[sch.stance][0]
+            goal = d.xpos[heel].copy()
+            goal[2] = self.heel_z
+            t.points.append(PointTask(heel, np.zeros(3), goal, np.zeros(3), kp=self.swing_kp, weight=self.swing_weight))
+        if sch.phase == "single":
+            stance_xy = self._stance_xy(ctx, sch.stance)
+            xi = gait.dcm(com[:2], vel[:2], w)
+            b = gait.steady_offset(self.speed, self.single_s + self.double_s, self.width_m, w, swing == "l")
+            goal_xy = gait.next_foothold(xi, stance_xy, w, sch.remaining_s() + self.double_s, b)
+            # a reachable step from the stance foot, the swing foot on its own side of it
+            side = 1.0 if swing == "l" else -1.0
+            step = goal_xy - stance_xy
+            step[0] = float(np.clip(step[0], -0.3, self.max_step_m[0]))
+            step[1] = side * float(np.clip(side * step[1], 0.08, self.max_step_m[1]))
+            heel = self.foot[swing][0]
+            goal = np.array([*(stance_xy + step), self.heel_z])
+            goal[0] -= self.heel_back
+            if self.reach_share > 0:
+                # within the leg's reach from where the hip will be at touchdown (heel on the floor)
+                hip = d.xpos[self.femur[swing]]
+                hip_x = float(hip[0] + vel[0] * sch.remaining_s())
+                drop = float(hip[2] - self.heel_z)
+                reach = self.reach_share * float(np.sqrt(max(self.leg_m**2 - drop**2, 0.0)))
+                goal[0] = min(goal[0], hip_x + reach)
+            #: The swing's foothold (the heel's world position at touchdown).
+            self.goal = goal
+            span = self.single_s - self._t0
+            s_sw = float(np.clip((sch.elapsed_s - self._t0) / span, 0.0, 1.0))
+            pos, v = gait.swing_point(self._lift[swing], goal, s_sw, span, self.apex_m * span / self.single_s)
+            t.points.append(PointTask(heel, np.zeros(3), pos, v, kp=self.swing_kp, weight=self.swing_weight))
+            t.orientations[heel] = self.flat[swing]
+            if self.swing_orient_weight >= 0:
+                t.orientation_weights[heel] = self.swing_orient_weight
+            if self.toe_share > 0:
+                toe_off = np.array([2.0 * self.heel_back, 0.0, self.toe_z - self.heel_z])
+                t.points.append(PointTask(self.foot[swing][1], np.zeros(3), pos + toe_off, v, kp=self.swing_kp,
+                                          weight=self.swing_weight * self.toe_share))
+        return t
+
+
+def _yaw_only(quat: np.ndarray) -> np.ndarray:
+    """The rotation about the vertical axis in ``quat`` (w, x, y, z)."""
+    mat = np.zeros(9)
+    mujoco.mju_quat2Mat(mat, quat)
+    yaw = float(np.arctan2(mat[3], mat[0]))
+    return np.array([np.cos(yaw / 2), 0.0, 0.0, np.sin(yaw / 2)])
+
+
+class Walk(Walking):
+    """Walk: 1.2 m/s straight ahead, the task's reference gait as the posture prior."""
+
+    tasks = ("Walk",)
+
+
+__all__ = ["FEET", "Walk", "Walking"]
