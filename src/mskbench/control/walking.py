@@ -90,6 +90,9 @@ class Walking(Standing):
     com_weight = 1e4
     #: Weight of the stance heel's flat orientation when it is off the floor (0: none).
     stance_flat_weight = 0.0
+    #: A pelvis-height task (weight; 0: none) and its gain.
+    pelvis_weight = 1e4
+    pelvis_kp = 30.0
     swing_orient_weight = -1.0
     ref_double = 0.1
 
@@ -107,6 +110,8 @@ class Walking(Standing):
         for s in SIDES:  # the start's feet may be tilted (mid-stride): their flat orientation is yaw only
             self.flat[s] = _yaw_only(self.flat[s])
         self.height = float(ctx.start_com[2]) - self.crouch_m
+        #: The pelvis height held (the start's pelvis as far below the start as the centre of mass).
+        self.pelvis_z = float(d.xpos[ctx.body("pelvis")][2]) - self.crouch_m
         if self.upright:  # upright and facing ahead (the start may be mid-stride, leaning)
             self.orient = {b: _yaw_only(q) for b, q in self.orient.items()}
         self.x0 = ctx.start_com.copy()
@@ -134,6 +139,7 @@ class Walking(Standing):
         self.schedule = _Schedule(single_s=self.single_s, double_s=self.double_s, phase=phase, stance=stance,
                                   elapsed_s=elapsed, accept_load=self.accept_load)
         self._lift = {s: d.xpos[self.foot[s][0]].copy() for s in SIDES}
+        self._goal: dict[str, np.ndarray] = {}
         #: The schedule's time at which the current swing lifted off (a start mid-swing: later than 0).
         self._t0 = elapsed if phase == "single" else 0.0
         self._d0 = float(ctx.start_com[0] - self._stance_xy(ctx, stance)[0])
@@ -255,8 +261,12 @@ class Walking(Standing):
                     t.orientations[heel] = self.flat[s_]
                     t.orientation_weights[heel] = self.stance_flat_weight
         if self.press_down and not any(b in supports for b in self.foot[sch.stance]):
+            # the swing goes on to its foothold, down to the floor (or, with press_down 1, down where it is)
             heel = self.foot[sch.stance][0]
             goal = d.xpos[heel].copy()
+            last = self._goal.get(sch.stance)
+            if self.press_down > 1 and last is not None:
+                goal[:2] = last[:2]
             goal[2] = self.heel_z
             t.points.append(PointTask(heel, np.zeros(3), goal, np.zeros(3), kp=self.swing_kp, weight=self.swing_weight))
         if sch.phase == "single":
@@ -281,6 +291,7 @@ class Walking(Standing):
                 goal[0] = min(goal[0], hip_x + reach)
             #: The swing's foothold (the heel's world position at touchdown).
             self.goal = goal
+            self._goal[swing] = goal
             span = self.single_s - self._t0
             s_sw = float(np.clip((sch.elapsed_s - self._t0) / span, 0.0, 1.0))
             pos, v = gait.swing_point(self._lift[swing], goal, s_sw, span, self.apex_m * span / self.single_s)
@@ -292,6 +303,9 @@ class Walking(Standing):
                 toe_off = np.array([2.0 * self.heel_back, 0.0, self.toe_z - self.heel_z])
                 t.points.append(PointTask(self.foot[swing][1], np.zeros(3), pos + toe_off, v, kp=self.swing_kp,
                                           weight=self.swing_weight * self.toe_share))
+        if self.pelvis_weight > 0:
+            t.points.append(PointTask(self.pelvis, np.zeros(3), np.array([0.0, 0.0, self.pelvis_z]), np.zeros(3),
+                                      kp=self.pelvis_kp, weight=self.pelvis_weight, axes=(2,)))
         return t
 
 
