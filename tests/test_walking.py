@@ -65,8 +65,8 @@ def test_the_walk_starts_on_the_loaded_foot_and_swings_to_the_floor():
 
 @pytest.mark.slow
 def test_the_walker_walks_one_episode():
-    """Seed 0 of Walk (measured: 145 control steps, 7 steps taken, 2.07 m of pelvis travel): at least 120
-    control steps, 5 steps and 1.5 m before it falls."""
+    """Seed 0 of Walk (measured: 407 control steps, 11 steps taken, 2.22 m of pelvis travel): at least 300
+    control steps, 8 steps and 1.5 m before it falls."""
     from mskbench.control.expert import ExpertPolicy
     from mskbench.envs import MSKEnv
     from mskbench.eval.episodes import play_episode
@@ -80,6 +80,6 @@ def test_the_walker_walks_one_episode():
         xs.append(float(e.sim.view().pelvis_pos[0]))
 
     played = play_episode(env, pol, 0, rec)
-    assert played.steps >= 120
-    assert beh.steps >= 5
+    assert played.steps >= 300
+    assert beh.steps >= 8
     assert xs[-1] - xs[0] >= 1.5

@@ -76,18 +76,23 @@ class Walking(Standing):
     #: A second swing point task on the toes (weight as a share of the heel's; 0: none), the toes kept level
     #: with the heel, and the swing foot's orientation weight (None: the QP's default).
     toe_share = 1.0
-    #: The swing lands (at the latest) when the centre of mass is this far ahead of the stance foot (m; 0: by time only).
+    #: The swing lands (at the latest) when the centre of mass is this far ahead of the stance foot
+    #: (m; 0: by time only).
     land_ahead_m = 0.25
     #: In double support, a new stance foot that has not touched down is driven to the floor.
     press_down = 1.0
     #: Double support lasts until the new stance foot carries this share of the body weight (at most 0.3 s).
     accept_load = 0.0
     #: The foothold is kept within this share of the straight leg's reach (0: no limit).
-    reach_share = 0.9
+    reach_share = 0.8
+    #: The reach measured at the walk's pelvis height (1), not the hip's current height (0).
+    reach_at_target = 1.0
     #: The centre-of-mass law tracks a DCM moving at the target speed (1) or the measured DCM (0).
     dcm_ff = 1.0
     #: The QP's centre-of-mass weight (its default: 1e4).
     com_weight = 1e4
+    #: The QP's activation weight (its default: 10).
+    activation_weight = 100.0
     #: Weight of the stance heel's flat orientation when it is off the floor (0: none).
     stance_flat_weight = 0.0
     #: A pelvis-height task (weight; 0: none) and its gain.
@@ -152,6 +157,7 @@ class Walking(Standing):
         #: Hip joint to heel, the leg straight (m).
         self.leg_m = float(np.mean([np.linalg.norm(scratch.xpos[self.femur[s]] - scratch.xpos[self.foot[s][0]])
                                     for s in SIDES]))
+        self.hip_below_pelvis = float(scratch.xpos[ctx.body("pelvis")][2] - scratch.xpos[self.femur["l"]][2])
         self.toe_z = float(np.mean([scratch.xpos[self.foot[s][1]][2] for s in SIDES]))
         #: From the middle of a flat foot (heel and toes origins) back to its heel (m, along the heading).
         self.heel_back = float(np.mean([0.5 * (scratch.xpos[self.foot[s][1]][0] - scratch.xpos[self.foot[s][0]][0])
@@ -173,7 +179,7 @@ class Walking(Standing):
         return a + (b - a) * np.cos(x), -(b - a) * np.sin(x) * 0.5 * np.pi / (1.0 - pk) if s < 1.0 else 0.0
 
     def weights(self) -> Weights:
-        return Weights(posture=self.posture_weight, com=self.com_weight)
+        return Weights(posture=self.posture_weight, com=self.com_weight, activation=self.activation_weight)
 
     def _load(self, ctx: Context, side: str) -> float:
         return float(ctx.env.data.sensordata[self.touch[side]].sum())
@@ -250,7 +256,8 @@ class Walking(Standing):
                     posture_vel[self.joint_dof[a]] = 0.0
                     pw[a] = self.leg_weight
                 pw[k] = self.leg_weight
-        t = Targets(posture=posture, posture_vel=posture_vel, posture_weight=pw, posture_kp=self.posture_kp, com_acc=acc,
+        t = Targets(posture=posture, posture_vel=posture_vel, posture_weight=pw, posture_kp=self.posture_kp,
+                    com_acc=acc,
                     orientations=dict(self.orient), supports=supports,
                     level=frozenset(b for s in SIDES for b in self.foot[s] if b in supports))
         if self.stance_flat_weight > 0:
@@ -286,7 +293,10 @@ class Walking(Standing):
                 # within the leg's reach from where the hip will be at touchdown (heel on the floor)
                 hip = d.xpos[self.femur[swing]]
                 hip_x = float(hip[0] + vel[0] * sch.remaining_s())
-                drop = float(hip[2] - self.heel_z)
+                hip_z = float(hip[2])
+                if self.reach_at_target:  # the reach the hip has at the walk's height
+                    hip_z = min(hip_z, self.pelvis_z - self.hip_below_pelvis)
+                drop = hip_z - self.heel_z
                 reach = self.reach_share * float(np.sqrt(max(self.leg_m**2 - drop**2, 0.0)))
                 goal[0] = min(goal[0], hip_x + reach)
             #: The swing's foothold (the heel's world position at touchdown).
