@@ -200,7 +200,7 @@ def test_existing_files_are_never_replaced_without_force(tmp_path):
     (["record", "Wlak", "--policy", "zero"], "valid tasks: Stand, Powerlift"),
     (["record", "run", "--policy", "expert"],
      "policy 'expert' does not serve Run; it serves Stand, Powerlift, SingleLegStand, Sit, Balance, Squat, Reach, Walk"),
-    (["record", "stand", "--policy", "nope"], "use a built-in (zero, passive, random, hold, expert)"),
+    (["record", "stand", "--policy", "nope"], "use a built-in (zero, passive, random, hold, expert, calf-raise, fall-back, basket, lean)"),
     (["record", "stand", "--policy", "zero", "--evalkit", "{tmp}/k.npz"],
      "Stand is not a gait task; it applies to Walk, Run"),
     (["record", "stairs", "--policy", "zero", "--evalkit", "{tmp}/k.npz"],
