@@ -20,7 +20,8 @@ from mskbench.envs.observation import flatten, observation_blocks
 from mskbench.sim.state import StateView
 
 FIELDS = ("qpos", "qvel", "xpos", "xmat", "xquat", "xipos", "cvel", "subtree_com", "act", "ctrl",
-          "actuator_length", "actuator_velocity", "actuator_force", "qfrc_actuator", "sensordata")
+          "actuator_length", "actuator_velocity", "actuator_force", "qfrc_actuator", "sensordata",
+          "geom_xpos", "geom_xmat")
 
 
 def as_jax(data) -> SimpleNamespace:
@@ -29,6 +30,7 @@ def as_jax(data) -> SimpleNamespace:
 
     out = {f: jnp.asarray(getattr(data, f)) for f in FIELDS}
     out["xmat"] = out["xmat"].reshape(-1, 3, 3)
+    out["geom_xmat"] = out["geom_xmat"].reshape(-1, 3, 3)
     return SimpleNamespace(**out)
 
 

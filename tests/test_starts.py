@@ -17,7 +17,7 @@ TASK_STATE_ONLY = {"Reach", "WalkTurn"}
 #: Suite tasks whose per-episode draw is only in a prop (Catch: the throw); the body's pose is fixed.
 PROP_ONLY = {"Catch"}
 #: Device-drawn starts with noise (the statistical parity test covers these).
-NOISY_DEVICE_STARTS = ("Stand", "Powerlift", "Balance", "Squat", "StepStones", "Slide", "Hurdle", "OpenDoor",
+NOISY_DEVICE_STARTS = ("Stand", "Balance", "Squat", "StepStones", "Slide", "Hurdle", "OpenDoor",
                        "WalkAndSit", "PoleWalk", "ChinUp")
 
 
@@ -158,8 +158,8 @@ def test_device_draw_is_the_host_draw_distribution(shared_envs, task):
     # Pooled, for the noise's scale: the independently drawn coordinates (independent joints, root and
     # independent joints' velocities) without atoms, each as its distance from the noise-free start over the
     # host's spread. (Standardised about the pooled mean instead, the test read the host sample's own chance
-    # mean offset, shared by every task drawn from the same seeds, as a difference: p < 1e-3 on Stand's and
-    # Powerlift's same noise for two device keys of three.)
+    # mean offset, shared by every task drawn from the same seeds, as a difference: p < 1e-3 on Stand's
+    # noise for two device keys of three.)
     tables = env.task.start_tables
     nq = env.model.nq
     drawn = np.concatenate([tables.joints, nq + np.arange(6), nq + tables.dofs])

@@ -9,7 +9,7 @@ from mskbench.tasks import REGISTRY
 
 #: Tasks whose every draw needs MuJoCo C (joint noise or a drawn phase, then ground placement) or that
 #: draw a data-dependent number of values (WalkTurn's waypoint redraws): their starts come from the host.
-HOST_STARTS = {"SingleLegStand", "Sit", "Walk", "Crawl", "Run", "Jump", "WalkTurn", "Sidestep", "Stairs"}
+HOST_STARTS = {"Powerlift", "SingleLegStand", "Sit", "Walk", "Crawl", "Run", "Jump", "WalkTurn", "Sidestep", "Stairs"}
 #: Device starts that move the root of a start placed on the flat floor once.
 ROOT_SHIFT_STARTS = ("Hurdle", "WalkAndSit")
 

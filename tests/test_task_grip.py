@@ -54,7 +54,8 @@ def test_powerlift_initial_state_and_bar(powerlift):
     m, d, task = env.model, env.data, env.task
     bar = m.body("powerlift_bar").id
     assert m.body_subtreemass[bar] == pytest.approx(0.05)  # the original's powerlift.xml
-    assert grip_residual_m(m, d, "powerlift") < 1e-3
+    # the bar is put in the noisy hands (their separation differs from the pins' by ~1 mm: the start noise)
+    assert grip_residual_m(m, d, "powerlift") < 2e-3
     # Only feet on the floor; nothing interpenetrates.
     contacts = _contacts(env)
     assert contacts and all(c[0] == "floor" and "foot" in c[1] for c in contacts)
@@ -63,7 +64,7 @@ def test_powerlift_initial_state_and_bar(powerlift):
     z_bar = d.qpos[task.bar_qpos_adr + 2]
     assert 1.75 < z_bar < 1.9  # overhead, above the 1.6 m threshold from the start
     assert z_bar > view.head_pos[2] + 0.3
-    assert view.joint("lumbar") == pytest.approx(-0.4)
+    assert view.joint("lumbar") == pytest.approx(-0.4, abs=0.03)  # N(0, 0.005²) on its driving joints
     assert float(env.task_state["max_bar_height"]) == pytest.approx(z_bar)
     assert int(env.task_state["steps"]) == 0 and float(env.task_state["bar_height_at_check"]) == -np.inf
     lay = env.obs_layout

@@ -41,11 +41,11 @@ overhead, ``shoulder_elv = 3.0``): legs straight (neutral), the lumbar at the
 safety term's target −0.4 rad (flexion), both arms raised overhead (shoulder
 elevation 3.0 rad in the plane of elevation 0), the bar in the hands at
 ~1.82 m (already above the 1.6 m threshold, as in the original), on the
-floor, at rest (``start``); per episode (``randomize``, on the device in the batched env) Stand's
+floor, at rest; per episode (``initial_state``, on the host) Stand's
 draw: ``N(0, 0.005²)`` on every independent joint (clipped to its range, dependents resolved), on
-the root's ``x, y`` and on each root-quaternion component (then normalised), zero velocity; the bar
-is left where the noise-free hands hold it (the grip's ``connect`` equalities close the < 1 cm gap
-in the first steps). Our choice, where the paper is silent and the original draws nothing
+the root's ``x, y`` and on each root-quaternion component (then normalised), zero velocity, placed on
+the floor again and the bar put in the noisy hands (left where the noise-free hands held it, it was up
+to 4 cm from them). Our choice, where the paper is silent and the original draws nothing
 (``msk_bench_v0.py@a68b6ce::MSKBenchPowerliftEnvV0.reset``: a fixed pose, then 25 physics steps
 with the lumbar muscles held at 0.8 activation and every other muscle's activation left from the
 previous episode, so its starts varied with what ran before them, and its SAC evaluator
@@ -90,9 +90,10 @@ from dataclasses import dataclass
 import mujoco
 import numpy as np
 
-from mskbench.tasks.base import InitContext, InitialState, Task, TaskConfig, check_positive, efficiency, option
+from mskbench.tasks.base import (HostRandom, InitContext, InitialState, Task, TaskConfig, check_positive, efficiency,
+                                 option)
 from mskbench.tasks.grip import add_grip, bar_frame_from_hands, hand_positions
-from mskbench.tasks.starts import StartNoise, add_start_noise
+from mskbench.tasks.starts import StartNoise, place_noisy
 
 #: "High CoM, pre-loaded lumbar": straight legs, lumbar at −0.4 rad, both arms raised overhead.
 POWERLIFT_START = {
@@ -168,7 +169,8 @@ class Powerlift(Task):
         self.bar_qpos_adr = ctx.joint_qpos_adr("powerlift_bar_free")
         self.bar_dof_adr = ctx.joint_dof_adr("powerlift_bar_free")
 
-    def start(self, ctx: InitContext) -> InitialState:
+    def _overhead(self, ctx: InitContext) -> InitialState:
+        """The noise-free overhead start (the bar in the hands, at rest)."""
         qpos = ctx.pose(POWERLIFT_START)
         pos, quat = bar_frame_from_hands(*hand_positions(ctx.forward(qpos)))
         qpos[self.bar_qpos_adr:self.bar_qpos_adr + 3] = pos
@@ -176,11 +178,20 @@ class Powerlift(Task):
         ts = {"steps": np.int64(0), "max_bar_height": np.float64(pos[2]), "bar_height_at_check": np.float64(-np.inf)}
         return InitialState(qpos, np.zeros(ctx.model.nv), ts)
 
-    def randomize(self, init: InitialState, rng, xp) -> InitialState:
-        """The overhead start with Stand's joint and root noise, at zero velocity (the bar stays put)."""
+    def initial_state(self, ctx: InitContext, rng: np.random.Generator) -> InitialState:
+        """The overhead start with Stand's joint and root noise, at zero velocity, placed on the floor again,
+        the bar then put in the noisy hands (host: both depend on the noise)."""
+        cached = self.__dict__.get("_overhead_cache")
+        if cached is None or cached[0] is not ctx:
+            cached = self._overhead_cache = (ctx, self._overhead(ctx))
+        init = cached[1]
         noise = StartNoise(joint_rad=self.init_noise, root_xy_m=self.init_noise, root_quat=self.init_noise)
-        qpos, qvel = add_start_noise(self.start_tables, noise, init.qpos, init.qvel, rng, xp)
-        return InitialState(qpos, qvel, init.task_state)
+        qpos, qvel = place_noisy(ctx, self.start_tables, noise, init.qpos, init.qvel, HostRandom(rng))
+        pos, quat = bar_frame_from_hands(*hand_positions(ctx.forward(qpos)))
+        qpos[self.bar_qpos_adr:self.bar_qpos_adr + 3] = pos
+        qpos[self.bar_qpos_adr + 3:self.bar_qpos_adr + 7] = quat
+        ts = {**init.task_state, "max_bar_height": np.float64(pos[2])}
+        return InitialState(qpos, qvel, ts)
 
     # -- step-time -------------------------------------------------------------------
     def _bar_z(self, s):
