@@ -19,7 +19,7 @@ import numpy as np
 
 from mskbench.control import gait
 from mskbench.control.balance import com_acceleration, convex_hull_2d, project_into
-from mskbench.control.behaviours import FEET, Standing
+from mskbench.control.behaviours import Standing
 from mskbench.control.expert import Context
 from mskbench.control.qp import PointTask, Targets, Weights
 
@@ -61,7 +61,6 @@ class Walking(Standing):
     posture_kp = 100.0
     #: Weight of the reference gait's posture (the QP's default is 0.1).
     posture_weight = 0.1
-    upright = 0.0
     #: The share of the task's target speed walked.
     speed_share = 1.0
     #: Leg posture in the schedule's terms (rad; knee flexion positive) and its weight in the QP: the stance
@@ -71,35 +70,25 @@ class Walking(Standing):
     swing_knee_rad = 1.0
     swing_knee_peak = 0.35
     leg_weight = 100.0
-    #: Start the schedule at the reference gait's phase (its double support: this share of the stride).
-    phase_start = 0.0
     #: A second swing point task on the toes (weight as a share of the heel's; 0: none), the toes kept level
     #: with the heel, and the swing foot's orientation weight (None: the QP's default).
     toe_share = 1.0
     #: The swing lands (at the latest) when the centre of mass is this far ahead of the stance foot
     #: (m; 0: by time only).
     land_ahead_m = 0.25
-    #: In double support, a new stance foot that has not touched down is driven to the floor.
-    press_down = 1.0
+    #: In double support, a new stance foot that has not touched down is driven down to the floor where it is.
+    press_down = True
     #: Double support lasts until the new stance foot carries this share of the body weight (at most 0.3 s).
     accept_load = 0.0
     #: The foothold is kept within this share of the straight leg's reach (0: no limit).
     reach_share = 0.8
-    #: The reach measured at the walk's pelvis height (1), not the hip's current height (0).
-    reach_at_target = 1.0
     #: The centre-of-mass law tracks a DCM moving at the target speed (1) or the measured DCM (0).
     dcm_ff = 1.0
-    #: The QP's centre-of-mass weight (its default: 1e4).
-    com_weight = 1e4
     #: The QP's activation weight (its default: 10).
     activation_weight = 100.0
-    #: Weight of the stance heel's flat orientation when it is off the floor (0: none).
-    stance_flat_weight = 0.0
     #: A pelvis-height task (weight; 0: none) and its gain.
     pelvis_weight = 1e4
     pelvis_kp = 30.0
-    swing_orient_weight = -1.0
-    ref_double = 0.1
 
     def reset(self, ctx: Context) -> None:
         super().reset(ctx)
@@ -117,9 +106,6 @@ class Walking(Standing):
         self.height = float(ctx.start_com[2]) - self.crouch_m
         #: The pelvis height held (the start's pelvis as far below the start as the centre of mass).
         self.pelvis_z = float(d.xpos[ctx.body("pelvis")][2]) - self.crouch_m
-        if self.upright:  # upright and facing ahead (the start may be mid-stride, leaning)
-            self.orient = {b: _yaw_only(q) for b, q in self.orient.items()}
-        self.x0 = ctx.start_com.copy()
         self.joint_qpos = np.asarray(ctx.env.handles.joint_qpos)
         self.joint_dof = np.asarray(ctx.env.handles.joint_dof)
         self.jidx = {s: {j: self._joint_index(ctx, f"{j}_{s}") for j in ("knee_angle", "ankle_angle", "hip_flexion")}
@@ -130,23 +116,9 @@ class Walking(Standing):
             stance, phase = max(SIDES, key=lambda s: xs[s]), "double"
         else:
             stance, phase = max(SIDES, key=lambda s: loads[s]), "single"
-        elapsed = 0.0
-        if self.phase_start and self.ref is not None:
-            # the reference's contacts: right heel strike at phase 0, left toe-off at ``ref_double``, left heel
-            # strike at 0.5 (and the mirror): the start is mid-step, the schedule starts there
-            phi = float(ctx.task_state["phase"]) % 1.0
-            stance, local = ("r" if phi < 0.5 else "l"), phi % 0.5
-            if local < self.ref_double:
-                phase, elapsed = "double", local * float(ctx.task.period_s)
-            else:
-                phase = "single"
-                elapsed = self.single_s * (local - self.ref_double) / (0.5 - self.ref_double)
         self.schedule = _Schedule(single_s=self.single_s, double_s=self.double_s, phase=phase, stance=stance,
-                                  elapsed_s=elapsed, accept_load=self.accept_load)
+                                  accept_load=self.accept_load)
         self._lift = {s: d.xpos[self.foot[s][0]].copy() for s in SIDES}
-        self._goal: dict[str, np.ndarray] = {}
-        #: The schedule's time at which the current swing lifted off (a start mid-swing: later than 0).
-        self._t0 = elapsed if phase == "single" else 0.0
         self._d0 = float(ctx.start_com[0] - self._stance_xy(ctx, stance)[0])
         # the heel's height standing flat on the floor: where a swing ends
         scratch = mujoco.MjData(m)
@@ -179,7 +151,7 @@ class Walking(Standing):
         return a + (b - a) * np.cos(x), -(b - a) * np.sin(x) * 0.5 * np.pi / (1.0 - pk) if s < 1.0 else 0.0
 
     def weights(self) -> Weights:
-        return Weights(posture=self.posture_weight, com=self.com_weight, activation=self.activation_weight)
+        return Weights(posture=self.posture_weight, activation=self.activation_weight)
 
     def _load(self, ctx: Context, side: str) -> float:
         return float(ctx.env.data.sensordata[self.touch[side]].sum())
@@ -211,12 +183,9 @@ class Walking(Standing):
                 self.steps += 1
             else:  # a new swing starts from where that foot is
                 self._lift[sch.swing] = d.xpos[self.foot[sch.swing][0]].copy()
-                self._t0 = 0.0
                 self._d0 = float(com[0] - self._stance_xy(ctx, sch.stance)[0])
         w = gait.omega(float(com[2]))
-        t_s = (ctx.step + 1) * dt
         ref = np.array([com[0], com[1], self.height])  # the speed is regulated, not a position
-        ref[0] += 0.0 * t_s
         supports = self.supports(ctx)
         pts = ctx.qp.support_points(supports)
         xy = np.array([p[1][:2] for p in pts]) if pts else np.zeros((0, 2))
@@ -260,20 +229,9 @@ class Walking(Standing):
                     com_acc=acc,
                     orientations=dict(self.orient), supports=supports,
                     level=frozenset(b for s in SIDES for b in self.foot[s] if b in supports))
-        if self.stance_flat_weight > 0:
-            # the stance heel kept down (the body does not ride up on its toes)
-            for s_ in (SIDES if sch.phase == "double" else (sch.stance,)):
-                heel = self.foot[s_][0]
-                if heel not in supports:
-                    t.orientations[heel] = self.flat[s_]
-                    t.orientation_weights[heel] = self.stance_flat_weight
         if self.press_down and not any(b in supports for b in self.foot[sch.stance]):
-            # the swing goes on to its foothold, down to the floor (or, with press_down 1, down where it is)
             heel = self.foot[sch.stance][0]
             goal = d.xpos[heel].copy()
-            last = self._goal.get(sch.stance)
-            if self.press_down > 1 and last is not None:
-                goal[:2] = last[:2]
             goal[2] = self.heel_z
             t.points.append(PointTask(heel, np.zeros(3), goal, np.zeros(3), kp=self.swing_kp, weight=self.swing_weight))
         if sch.phase == "single":
@@ -293,22 +251,15 @@ class Walking(Standing):
                 # within the leg's reach from where the hip will be at touchdown (heel on the floor)
                 hip = d.xpos[self.femur[swing]]
                 hip_x = float(hip[0] + vel[0] * sch.remaining_s())
-                hip_z = float(hip[2])
-                if self.reach_at_target:  # the reach the hip has at the walk's height
-                    hip_z = min(hip_z, self.pelvis_z - self.hip_below_pelvis)
+                hip_z = min(float(hip[2]), self.pelvis_z - self.hip_below_pelvis)  # its reach at the walk's height
                 drop = hip_z - self.heel_z
                 reach = self.reach_share * float(np.sqrt(max(self.leg_m**2 - drop**2, 0.0)))
                 goal[0] = min(goal[0], hip_x + reach)
             #: The swing's foothold (the heel's world position at touchdown).
             self.goal = goal
-            self._goal[swing] = goal
-            span = self.single_s - self._t0
-            s_sw = float(np.clip((sch.elapsed_s - self._t0) / span, 0.0, 1.0))
-            pos, v = gait.swing_point(self._lift[swing], goal, s_sw, span, self.apex_m * span / self.single_s)
+            pos, v = gait.swing_point(self._lift[swing], goal, sch.swing_phase, self.single_s, self.apex_m)
             t.points.append(PointTask(heel, np.zeros(3), pos, v, kp=self.swing_kp, weight=self.swing_weight))
             t.orientations[heel] = self.flat[swing]
-            if self.swing_orient_weight >= 0:
-                t.orientation_weights[heel] = self.swing_orient_weight
             if self.toe_share > 0:
                 toe_off = np.array([2.0 * self.heel_back, 0.0, self.toe_z - self.heel_z])
                 t.points.append(PointTask(self.foot[swing][1], np.zeros(3), pos + toe_off, v, kp=self.swing_kp,
@@ -333,4 +284,4 @@ class Walk(Walking):
     tasks = ("Walk",)
 
 
-__all__ = ["FEET", "Walk", "Walking"]
+__all__ = ["Walk", "Walking"]
