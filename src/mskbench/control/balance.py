@@ -14,6 +14,12 @@ import numpy as np
 GRAVITY = 9.81
 
 
+def omega(com_height_m: float) -> float:
+    """The linear inverted pendulum's natural frequency ``√(g / z)`` (1/s) at a centre-of-mass height (at
+    least 0.3 m)."""
+    return float(np.sqrt(GRAVITY / max(com_height_m, 0.3)))
+
+
 def convex_hull_2d(points: np.ndarray) -> np.ndarray:
     """The convex hull of 2-D points, counter-clockwise (Andrew's monotone chain)."""
     pts = sorted(map(tuple, np.asarray(points, float)))
@@ -69,16 +75,15 @@ def com_acceleration(com: np.ndarray, com_vel: np.ndarray, ref: np.ndarray, supp
     the share of the acceleration a centre of pressure outside the support would give that is asked
     for anyway — the centre of pressure cannot give it, a change of angular momentum (the hip
     strategy: trunk, arms, the free leg) can."""
-    z = max(float(com[2]), 0.3)
-    omega = np.sqrt(GRAVITY / z)
+    w = omega(float(com[2]))
     v_ref = np.zeros(3) if ref_vel is None else ref_vel
-    xi = com[:2] + com_vel[:2] / omega
-    xi_ref = ref[:2] + v_ref[:2] / omega
-    p = xi + (k_capture / omega) * (xi - xi_ref)
+    xi = com[:2] + com_vel[:2] / w
+    xi_ref = ref[:2] + v_ref[:2] / w
+    p = xi + (k_capture / w) * (xi - xi_ref)
     acc = np.zeros(3)
     if len(support_xy):
         free = p
         p = project_into(convex_hull_2d(support_xy), p, margin_m)
-        acc[:2] = omega**2 * (com[:2] - p) + beyond * omega**2 * (p - free)
+        acc[:2] = w**2 * (com[:2] - p) + beyond * w**2 * (p - free)
     acc[2] = kp_z * (ref[2] - com[2]) + 2.0 * np.sqrt(kp_z) * (v_ref[2] - com_vel[2])
     return acc, p

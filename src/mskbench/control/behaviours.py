@@ -17,6 +17,7 @@ import mujoco
 import numpy as np
 
 from mskbench.control.balance import com_acceleration, convex_hull_2d, project_into
+from mskbench.control.balance import omega as pendulum_omega
 from mskbench.control.expert import Behaviour, Context
 from mskbench.control.qp import PointTask, Targets, Weights
 
@@ -181,11 +182,9 @@ class Balance(Standing):
         return dict(self.surfaces)
 
     def targets(self, ctx: Context) -> Targets:
-        from mskbench.control.balance import GRAVITY
-
         d = ctx.d
         com, vel = ctx.qp.com()
-        omega = np.sqrt(GRAVITY / max(float(com[2] - d.xpos[self.ball][2]), 0.3))
+        omega = pendulum_omega(float(com[2] - d.xpos[self.ball][2]))
         xi = com[:2] + vel[:2] / omega
         p = xi + (self.capture_gain / omega) * (xi - self.com_ref[:2])
         offset = (p - d.xpos[self.ball][:2]) / self.ball_radius

@@ -23,12 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-GRAVITY = 9.81
-
-
-def omega(com_height_m: float) -> float:
-    """The pendulum's natural frequency ``√(g / z)`` (1/s) at a centre-of-mass height (at least 0.3 m)."""
-    return float(np.sqrt(GRAVITY / max(com_height_m, 0.3)))
+from mskbench.control.balance import GRAVITY, omega  # noqa: F401  (the pendulum's, re-exported for the gait layer)
 
 
 def dcm(com_xy: np.ndarray, com_vel_xy: np.ndarray, w: float) -> np.ndarray:

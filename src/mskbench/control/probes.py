@@ -20,12 +20,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from mskbench.control.balance import GRAVITY
 from mskbench.control.behaviours import Hold, Standing
 from mskbench.control.expert import Context
 from mskbench.control.qp import PointTask, Targets, Weights
 
-#: Gravity (m/s²) for the cube's ballistic path.
-_G = 9.81
 
 
 class CalfRaise(Standing):
@@ -131,7 +130,7 @@ class Basket(Hold):
         plane_x = float(d.xpos[self.chest_body][0]) + self.reach_m
         if v[0] < -1e-6 and p[0] > plane_x:  # still coming: where it will cross the plane
             t = (plane_x - p[0]) / v[0]
-            return p + v * t + np.array([0.0, 0.0, -0.5 * _G * t * t])
+            return p + v * t + np.array([0.0, 0.0, -0.5 * GRAVITY * t * t])
         return p  # passed or at rest: under the cube
 
     def targets(self, ctx: Context) -> Targets:
