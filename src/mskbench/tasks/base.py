@@ -351,13 +351,17 @@ class Task(ABC):
         """Sample the initial physics state and task state (host). Default: :meth:`start` (computed
         once per context: it is fixed), then :meth:`randomize` with NumPy; a task whose every draw
         needs the simulator overrides this."""
-        cached = self.__dict__.get("_start_cache")
-        if cached is None or cached[0] is not ctx:
-            cached = self._start_cache = (ctx, self.start(ctx))
-        init = cached[1]
+        init = self.once_per_context(ctx, self.start)
         fresh = InitialState(init.qpos.copy(), init.qvel.copy(),
                              {k: v.copy() if isinstance(v, np.ndarray) else v for k, v in init.task_state.items()})
         return self.randomize(fresh, HostRandom(rng), np)
+
+    def once_per_context(self, ctx: InitContext, build) -> InitialState:
+        """``build(ctx)``, computed once per context and kept (a fixed start that every draw begins from)."""
+        cached = self.__dict__.get("_start_cache")
+        if cached is None or cached[0] is not ctx:
+            cached = self._start_cache = (ctx, build(ctx))
+        return cached[1]
 
     @property
     def device_resets(self) -> bool:

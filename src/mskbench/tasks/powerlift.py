@@ -181,10 +181,7 @@ class Powerlift(Task):
     def initial_state(self, ctx: InitContext, rng: np.random.Generator) -> InitialState:
         """The overhead start with Stand's joint and root noise, at zero velocity, placed on the floor again,
         the bar then put in the noisy hands (host: both depend on the noise)."""
-        cached = self.__dict__.get("_overhead_cache")
-        if cached is None or cached[0] is not ctx:
-            cached = self._overhead_cache = (ctx, self._overhead(ctx))
-        init = cached[1]
+        init = self.once_per_context(ctx, self._overhead)
         noise = StartNoise(joint_rad=self.init_noise, root_xy_m=self.init_noise, root_quat=self.init_noise)
         qpos, qvel = place_noisy(ctx, self.start_tables, noise, init.qpos, init.qvel, HostRandom(rng))
         pos, quat = bar_frame_from_hands(*hand_positions(ctx.forward(qpos)))
