@@ -104,7 +104,7 @@ from dataclasses import dataclass, field
 from rich.table import Table
 from rich.text import Text
 
-from mskbench.catalog import FAMILIES, SUITE, task_id
+from mskbench.catalog import FAMILIES, SUITE, suite_ids, task_id
 from mskbench.metrics import robustness_auc
 
 __all__ = [
@@ -282,7 +282,7 @@ def _mean(values: list[float]) -> float | None:
 
 def suite_task_counts() -> dict[str, int]:
     """The suite's task count per family and ``"all"`` (6, 6, 10, 22): what the paper's averages are over."""
-    counts = {fam: sum(1 for f in SUITE.values() if f == fam) for fam in FAMILIES}
+    counts = {fam: len(suite_ids(fam)) for fam in FAMILIES}
     counts["all"] = len(SUITE)
     return counts
 
@@ -295,6 +295,7 @@ def _fell_share(rows: list[ResultRow]) -> dict[str, float | int | None]:
     successes = sum(r.successes or 0 for r in rows)
     fell = sum(r.fell_after_success or 0 for r in rows)
     return {"percent": 100.0 * fell / successes if successes else None, "fell": fell, "successes": successes}
+
 
 def compute_leaderboard(rows: Iterable[ResultRow]) -> dict[str, dict]:
     """Table II numbers per method (shape and definitions in the module docstring).
