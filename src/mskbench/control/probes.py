@@ -18,6 +18,7 @@ the criterion (:func:`mskbench.eval.calibration.free_policy`), and ``--check`` f
 
 from __future__ import annotations
 
+import mujoco
 import numpy as np
 
 from mskbench.control.balance import GRAVITY
@@ -45,14 +46,8 @@ class CalfRaise(Standing):
     posture_weight = 10.0
 
     def reset(self, ctx: Context) -> None:
-        import mujoco
-
         super().reset(ctx)
-        m = ctx.qp.m
-
-        def adr(name: str) -> int:
-            return int(m.jnt_qposadr[mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_JOINT, name)])
-
+        adr = ctx.env._ctx.joint_qpos_adr
         self.straight = [adr(f"{j}_{s}") for j in ("hip_flexion", "knee_angle") for s in "lr"]
         self.ankles = [adr(f"ankle_angle_{s}") for s in "lr"]
         self.heels = [ctx.body(r) for r in ("foot_l", "foot_r")]
@@ -149,8 +144,6 @@ class Lean(Hold):
     lean_rad = 0.6
 
     def reset(self, ctx: Context) -> None:
-        import mujoco
-
         super().reset(ctx)
         q = np.zeros(4)
         mujoco.mju_axisAngle2Quat(q, np.array([0.0, 1.0, 0.0]), self.lean_rad)

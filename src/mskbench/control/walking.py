@@ -137,9 +137,8 @@ class Walking(Standing):
         self.steps = 0
 
     def _joint_index(self, ctx: Context, name: str) -> int:
-        m = ctx.qp.m
-        adr = int(m.jnt_qposadr[mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_JOINT, name)])
-        return int(np.flatnonzero(self.joint_qpos == adr)[0])
+        """Where joint ``name`` is among the body's joints (``joint_qpos``)."""
+        return int(np.flatnonzero(self.joint_qpos == ctx.env._ctx.joint_qpos_adr(name))[0])
 
     def _swing_knee(self, s: float) -> tuple[float, float]:
         """The swing knee's flexion and its rate (per unit phase) at swing phase ``s``."""
