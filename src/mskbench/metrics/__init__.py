@@ -19,6 +19,8 @@ metric                                    paper
 :func:`divergence_time` and the
 joint / root / relative / absolute
 site errors
+:func:`gait_progress`,                    not in the paper: steps taken, distance covered
+:func:`touchdowns`, :func:`foot_loads`    and forward speed of gait episodes
 ========================================  ===============================================
 """
 
@@ -48,6 +50,7 @@ from mskbench.metrics.recruitment import (
     family_of,
     recruitment,
 )
+from mskbench.metrics.progress import GaitProgress, foot_loads, gait_progress, touchdowns
 from mskbench.metrics.robustness import robustness_auc
 from mskbench.metrics.smoothness import joint_smoothness, mean_squared_jerk
 from mskbench.metrics.tracking import (  # App. A-F, Eqs. 19-20; the imitation prior's components
@@ -71,6 +74,7 @@ __all__ = [
     "EMGReference",
     "EMGSimilarity",
     "EnvelopeMatch",
+    "GaitProgress",
     "MeanEnvelope",
     "PeakEfficiency",
     "Recruitment",
@@ -81,6 +85,8 @@ __all__ = [
     "emg_envelope_similarity",
     "emg_similarity",
     "family_of",
+    "foot_loads",
+    "gait_progress",
     "heel_strikes",
     "joint_smoothness",
     "load_emg_reference",
@@ -92,6 +98,7 @@ __all__ = [
     "simplex_predict",
     "simplex_rho",
     "site_tracking_error",
+    "touchdowns",
     "tracking_rmse",
     "divergence_time",
     "absolute_site_error",
