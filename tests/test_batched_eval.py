@@ -30,7 +30,9 @@ from mskbench.tasks.stand import Stand  # noqa: E402
 
 HORIZON = 30
 EXACT = ("method", "task", "perturbation", "scale", "seed", "success", "termination", "length", "emg",
-         "mskbench_version", "success_step", "fell_after_success")
+         "mskbench_version", "success_step", "fell_after_success", "steps_taken")
+#: The gait progress's distances and speed: from float32 positions on the batched path.
+PROGRESS_FLOATS = ("distance_m", "forward_distance_m", "forward_speed_mps")
 
 
 class _ShortStand(Stand):
@@ -66,6 +68,8 @@ def _assert_records_match(cpu: list[dict], batched: list[dict], rtol: float = 1e
         assert set(b["recruitment"]) == set(c["recruitment"])
         for fam, mass in c["recruitment"].items():
             assert b["recruitment"][fam] == pytest.approx(mass, rel=rtol, abs=1e-9)
+        for k in PROGRESS_FLOATS:
+            assert c[k] is not None and b[k] == pytest.approx(c[k], rel=rtol, abs=1e-4), (k, c, b)  # 0.1 mm
 
 
 @pytest.mark.slow

@@ -17,7 +17,7 @@ from mskbench.catalog import SUITE, task_id
 from mskbench.cli import main
 from mskbench.envs.action_map import ACTION_MAPS, excitation
 from mskbench.eval.leaderboard import read_results_csv
-from mskbench.eval.store import ResultsStore
+from mskbench.eval.store import SCHEMA_VERSION, ResultsStore
 from mskbench.tasks import REGISTRY, make_task
 from mskbench.tasks.base import paper_success
 
@@ -192,6 +192,6 @@ def test_schema_1_store_is_upgraded_without_losing_rows(tmp_path):
         assert [r["episode_return"] for r in recs] == [5.0, 2.0]
         assert store.write(_record(2, True, False, True))
         assert list(store.success_rates("table-xii"))[0][4] == pytest.approx(100 / 3)
-    with sqlite3.connect(path) as conn:  # upgraded to the current schema (1 -> 2 -> 3)
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == 3
-        assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == "3"
+    with sqlite3.connect(path) as conn:  # upgraded to the current schema (1 -> 2 -> 3 -> 4)
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+        assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == str(SCHEMA_VERSION)

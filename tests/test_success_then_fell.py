@@ -141,7 +141,7 @@ def test_store_keeps_success_step_and_fell_after_success(tmp_path):
         with pytest.raises(ValueError, match="valid: paper, table-xii"):
             store.fell_after_success_counts("native")
     with sqlite3.connect(tmp_path / "r.db") as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 3
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 4
 
 
 def test_a_schema_2_store_is_upgraded_in_place_with_unknown_for_its_rows(tmp_path):
@@ -154,8 +154,8 @@ def test_a_schema_2_store_is_upgraded_in_place_with_unknown_for_its_rows(tmp_pat
         assert store.write(_record(2, True, True, method="expert"))  # new rows carry the new columns
         assert store.fell_after_success_counts()[("Squat", "expert", "none", 0.0)] == (2, None)  # one unknown
     with sqlite3.connect(path) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == 3
-        assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == "3"
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+        assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == str(SCHEMA_VERSION)
         assert conn.execute("SELECT COUNT(*) FROM episodes").fetchone()[0] == 3
     with ResultsStore(path) as store:  # reopening an upgraded store changes nothing
         assert len(store) == 3

@@ -17,8 +17,9 @@ CPU environment (:func:`mskbench.tasks.base.step_signals`, evaluated with
 (:class:`~mskbench.envs.protocols.World`, a leading world axis) and a *bank*
 of initial states that auto-resets draw from. ``step`` returns a
 :class:`~mskbench.envs.protocols.StepOut`; with ``record=True`` its
-``record`` has ``activation``, ``qvel_joints`` and ``touch`` for the
-evaluation metrics.
+``record`` has ``activation``, ``qvel_joints``, ``touch`` and, for a body
+with a pelvis, ``pelvis_xy`` and ``yaw`` (its heading) for the evaluation
+metrics.
 
 Resets. Every reset takes the next unused entry of the bank, so no two resets
 between refreshes share a start. :meth:`TaskJaxEnv.refresh` refills the bank:
@@ -384,6 +385,9 @@ class TaskJaxEnv:
             rec = {"activation": jnp.where(ok, view.activation, 0.0),
                    "qvel_joints": jnp.where(ok, view.qdot_joints, 0.0),
                    "touch": jnp.where(ok, view.touch, 0.0)}
+            if "pelvis" in self.handles.bodies:  # the gait progress's position and heading
+                rec["pelvis_xy"] = jnp.where(ok, view.pelvis_pos[:2], 0.0)
+                rec["yaw"] = jnp.where(ok, view.yaw, 0.0)
         return new, StepOut(obs, reward, terminated, truncated, obs, success, terms, code, rec, solved_native)
 
     def _select(self, cond, a: World, b: World) -> World:

@@ -94,7 +94,7 @@ class StepOut(NamedTuple):
     success: Array
     reward_terms: Mapping[str, Array]  # unweighted, by name
     termination: Array  # index into the env's ``termination_names``; −1 while running
-    record: Mapping[str, Array] | None  # with ``record=True``: activation, qvel_joints, touch
+    record: Mapping[str, Array] | None  # with ``record=True``: activation, qvel_joints, touch[, pelvis_xy, yaw]
     #: The task's native solved flag at this step (False for a world that was not stepped); ``None`` from a
     #: functional env that has no native signal.
     solved_native: Array | None = None

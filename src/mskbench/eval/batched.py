@@ -65,6 +65,10 @@ What matches the CPU executor and what does not:
   environment has no ``contact_overflow``); its last step is dropped from the
   metrics, as the CPU loop drops an unstable step.
 
+The gait progress (steps taken, distance, forward speed) comes from the same
+per-step traces as on the CPU: the four foot touch sensors, the pelvis's
+horizontal position and its heading (the JAX env's ``record``).
+
 ``wall_time_s`` of a batched record is its chunk's wall time divided by the
 number of units in the chunk. Host memory for the traces is about
 ``batch_size × horizon × 2.2 kB`` (float32 activations and joint velocities).
@@ -82,7 +86,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from mskbench._jax import require_jax
-from mskbench.eval.episodes import NATIVE_SOLVED, heel_index, native_end, native_ends
+from mskbench.eval.episodes import (NATIVE_SOLVED, ProgressTrace, body_weight_n, heel_index, native_end, native_ends,
+                                    progress_indices)
 from mskbench.eval.executors import JobSpec
 from mskbench.eval.protocol import Unit, checkpoint_path, perturbation_for
 from mskbench.policies import BUILTIN_POLICIES, PRIVILEGED_POLICIES
@@ -227,6 +232,7 @@ class _Runner:
 
         env, act, steps = self.env, self.act, self.steps
         heel = heel_index(env.handles)
+        feet = progress_indices(env.handles)
 
         def run(state, pkeys, params, obs_std):
             def body(carry, _):
@@ -238,6 +244,8 @@ class _Runner:
                          "solved_native": out.solved_native,
                          "activation": rec["activation"], "qvel": rec["qvel_joints"],
                          "heel": rec["touch"][:, heel] if heel is not None else jax.numpy.zeros_like(out.reward)}
+                if feet is not None:  # the gait progress's traces
+                    trace.update(feet=rec["touch"][:, feet], pelvis_xy=rec["pelvis_xy"], yaw=rec["yaw"])
                 return (state, pkeys), trace
 
             (state, pkeys), traces = jax.lax.scan(body, (state, pkeys), None, length=steps)
@@ -273,8 +281,9 @@ def _with_world_keys(state, keys):
 
 
 def _run_chunk(env, runner: _Runner, steps: int, params, units: list[Unit], width: int,
-               emg_reference) -> list[dict]:
-    """Run ``units`` (padded to ``width`` worlds) to the end and return their records."""
+               emg_reference, weight_n: float) -> list[dict]:
+    """Run ``units`` (padded to ``width`` worlds) to the end and return their records (``weight_n``: the
+    body's weight, for the gait progress)."""
     jax, jnp = _jax()
     from mskbench.eval.episodes import episode_record
 
@@ -318,12 +327,14 @@ def _run_chunk(env, runner: _Runner, steps: int, params, units: list[Unit], widt
             raise RuntimeError(f"{u}: world {i} has length {n} but no termination at its last step")
         else:
             termination = env.termination_names[code]
+        progress = None if "feet" not in tr else ProgressTrace(tr["feet"][:n, i], tr["pelvis_xy"][:n, i],
+                                                               tr["yaw"][:n, i], weight_n)
         result = episode_record(env.task, u.seed, float(np.sum(tr["reward"][:n, i], dtype=np.float64)), n,
                                 bool(tr["success"][n - 1, i]), termination,
                                 tr["activation"][:n, i], tr["qvel"][:n, i], tr["heel"][:n, i],
                                 env.control_dt_s, env.handles.muscle_names, emg_reference, wall,
                                 bool(np.any(tr["solved_native"][:n, i])), tr["success"][:n, i],
-                                tr["solved_native"][:n, i])
+                                tr["solved_native"][:n, i], progress)
         record = result.as_dict()
         record.update(method=u.method, task=u.task, perturbation=u.perturbation, scale=float(u.scale),
                       seed=int(u.seed), privileged=False)  # batched: no policy reads the simulator
@@ -413,6 +424,7 @@ def run_units_batched(units: Iterable[Unit], spec: JobSpec | str, store, *, impl
         vary_gain = any(u.perturbation == "dynamics" and u.scale > 0 for u in group)
         env: Any = TaskJaxEnv((tasks or {}).get(task, task), num_envs=width, impl=impl, vary_gain=vary_gain,
                               reset_bank=1, muscle_moments=latent is not None, devices=dp.devices)
+        weight_n = body_weight_n(env.model, env.handles)
         if latent is not None:  # a latent run's checkpoint acts through its map, inside the step
             from mskbench.agents.latent.batched import LatentBatchedEnv
 
@@ -422,7 +434,7 @@ def run_units_batched(units: Iterable[Unit], spec: JobSpec | str, store, *, impl
         params = dp.replicate(policy.params())
         for start in range(0, len(group), width):
             chunk = group[start:start + width]
-            for record in _run_chunk(env, runner, steps, params, chunk, width, emg_reference):
+            for record in _run_chunk(env, runner, steps, params, chunk, width, emg_reference, weight_n):
                 written += store.write(record)
                 if progress is not None:
                     progress(record)

@@ -5,7 +5,8 @@ signal; both labels are kept), the first step at which it held and whether the
 episode then fell (:func:`success_onset`, :func:`fell_after`), return, length,
 termination reason,
 activation cost (Eq. 7), joint smoothness (Eq. 10), muscle-family
-recruitment mass (Eq. 35) and, for gait tasks given a reference, the
+recruitment mass (Eq. 35), the gait progress (steps taken, distance covered,
+forward speed) and, for gait tasks given a reference, the
 EMG-envelope similarity (Eq. 14). :func:`episode_record` computes them from
 an episode's per-step traces, for :func:`run_episode` (CPU) and the batched
 evaluator (:mod:`mskbench.eval.batched`) alike.
@@ -33,6 +34,18 @@ every control step (Δt = 10 ms by default) — the finest resolution the
 environment exposes to a policy. Activation statistics use the activations
 at the same instants.
 
+Gait progress (not in the paper; :mod:`mskbench.metrics.progress`): the steps taken (touchdowns of
+either foot, a foot's load being its heel and toe touch sensors, with a load hysteresis of 1-5 % of the
+body weight and at least 0.1 s in the air between steps), the pelvis's horizontal displacement from the
+first physical step to the last (``distance_m``), its component along the pelvis's heading at the first
+step (``forward_distance_m``; negative: backwards) and that component over the time between the two
+steps (``forward_speed_mps``). They are computed for every task whose body has the four foot sensors
+(:data:`~mskbench.metrics.progress.FOOT_SENSORS`) and a pelvis — every MyoFullBody task, not only the
+walking ones (:data:`mskbench.catalog.WALKING`, whose tables show them) — from the same traces on the CPU
+and batched paths; they are None for a body without feet, for a record made without those traces and
+for an episode with fewer than two physical steps. A fall moves the pelvis too (up to about a leg's
+length), so a distance with no steps is not walking.
+
 EMG (App. A-H): right-heel strikes (rising edges of the right heel touch
 sensor) cut the episode into gait cycles; each mapped muscle's activation is
 averaged over cycles at 101 points and compared with the reference envelope
@@ -53,13 +66,16 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 
 from mskbench.catalog import task_ids
 from mskbench.envs.cpu_env import CONTACT_OVERFLOW, PHYSICS_UNSTABLE, TIME_LIMIT, MSKEnv
-from mskbench.metrics import activation_cost, joint_smoothness, recruitment
+from mskbench.metrics import activation_cost, foot_loads, gait_progress, joint_smoothness, recruitment
+from mskbench.metrics.progress import FOOT_SENSORS
 from mskbench.policies import FullPolicy, Policy, as_policy
+from mskbench.sim.state import StateView
 from mskbench.tasks.base import Task, paper_success
 
 #: The touch sensor whose rising edges are heel strikes (gait cycles for the EMG metric).
@@ -69,6 +85,57 @@ HEEL_SENSOR = "r_foot"
 def heel_index(handles) -> int | None:
     """Index of the right-heel sensor in ``StateView.touch``, or None for a body without one."""
     return handles.touch_index(HEEL_SENSOR) if HEEL_SENSOR in handles.touch_names else None
+
+
+#: The foot sensors a :class:`ProgressTrace` holds, in its columns' order (left heel, left toes, right heel,
+#: right toes).
+PROGRESS_SENSORS: tuple[str, ...] = tuple(name for foot in FOOT_SENSORS for name in foot)
+
+
+def progress_indices(handles) -> list[int] | None:
+    """Indices of :data:`PROGRESS_SENSORS` in ``StateView.touch``, or None for a body without them or
+    without a pelvis (no gait progress)."""
+    if "pelvis" not in handles.bodies or not set(PROGRESS_SENSORS) <= set(handles.touch_names):
+        return None
+    return [handles.touch_index(name) for name in PROGRESS_SENSORS]
+
+
+def body_weight_n(model, handles) -> float:
+    """The body's weight (N): its mass times the model's gravity."""
+    return float(handles.total_mass * np.linalg.norm(model.opt.gravity))
+
+
+class ProgressTrace(NamedTuple):
+    """An episode's traces for the gait progress figures, one row per control step taken."""
+
+    #: (T, 4) the :data:`PROGRESS_SENSORS` readings, N.
+    touch: np.ndarray
+    #: (T, 2) the pelvis's horizontal position, m.
+    pelvis_xy: np.ndarray
+    #: (T,) the pelvis's heading about world z (``StateView.yaw``), rad.
+    yaw: np.ndarray
+    #: The body's weight, N (:func:`body_weight_n`).
+    body_weight_n: float
+
+
+#: The record's gait progress fields (:func:`progress_figures`).
+PROGRESS_FIELDS = ("steps_taken", "distance_m", "forward_distance_m", "forward_speed_mps")
+
+
+def progress_figures(trace: ProgressTrace | None, control_dt_s: float, drop_last: bool = False) -> dict:
+    """The record's :data:`PROGRESS_FIELDS` from an episode's :class:`ProgressTrace`, its last row dropped
+    with ``drop_last`` (a step without physical state); all None without a trace or with fewer than two
+    rows."""
+    if trace is None:
+        return dict.fromkeys(PROGRESS_FIELDS)
+    rows = len(trace.touch) - int(drop_last)
+    if rows < 2:
+        return dict.fromkeys(PROGRESS_FIELDS)
+    yaw = np.asarray(trace.yaw, dtype=np.float64)
+    g = gait_progress(foot_loads(np.asarray(trace.touch)[:rows], PROGRESS_SENSORS),
+                      np.asarray(trace.pelvis_xy)[:rows], yaw[0], control_dt_s, trace.body_weight_n)
+    return {"steps_taken": g.steps, "distance_m": g.distance_m, "forward_distance_m": g.forward_distance_m,
+            "forward_speed_mps": g.forward_speed_mps}
 
 
 @dataclass
@@ -97,6 +164,14 @@ class EpisodeResult:
     #: The episode succeeded, success first held before its last step, and one of the task's termination
     #: conditions then ended it (:func:`fell_after`); None when unknown.
     fell_after_success: bool | None = None
+    #: Gait progress (:func:`progress_figures`): touchdowns of either foot; None when not computed.
+    steps_taken: int | None = None
+    #: The pelvis's horizontal displacement from the first physical step to the last (m).
+    distance_m: float | None = None
+    #: Its component along the pelvis's heading at the first step (m; negative: backwards).
+    forward_distance_m: float | None = None
+    #: ``forward_distance_m`` over the time between those steps (m/s).
+    forward_speed_mps: float | None = None
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -182,7 +257,7 @@ def emg_metric(reference, activations: np.ndarray, heel: np.ndarray, task_name: 
 def episode_record(task: Task | str, seed: int, rewards_sum: float, length: int, success: bool, termination: str,
                    activations, qvels, heel, control_dt_s: float, muscle_names, emg_reference=None,
                    wall_time_s: float = 0.0, solved_native_seen: bool = False, success_trace=None,
-                   native_trace=None) -> EpisodeResult:
+                   native_trace=None, progress: ProgressTrace | None = None) -> EpisodeResult:
     """An episode's protocol record from its per-step traces — the one place the metrics are computed,
     for the CPU episode loop and the batched evaluator alike.
 
@@ -198,6 +273,9 @@ def episode_record(task: Task | str, seed: int, rewards_sum: float, length: int,
     solved flag at each step; from them come ``success_step`` (:func:`success_onset`) and
     ``fell_after_success`` (:func:`fell_after`). Without ``success_trace`` both are None (unknown);
     without ``native_trace`` the native flag is taken as never raised.
+
+    ``progress`` (a :class:`ProgressTrace`, T rows) gives the gait progress fields
+    (:func:`progress_figures`); without it they are None.
     """
     if isinstance(task, str):
         from mskbench.tasks import REGISTRY
@@ -230,6 +308,7 @@ def episode_record(task: Task | str, seed: int, rewards_sum: float, length: int,
         natives = np.zeros(int(length), bool) if native_trace is None else native_trace
         onset = success_onset(task_cls, success_trace, natives, int(length))
         fell = fell_after(paper, onset, int(length), str(termination))
+    gait = progress_figures(progress, control_dt_s, drop_last=termination in NONPHYSICAL_TERMINATIONS)
     return EpisodeResult(
         task=task_name,
         seed=int(seed),
@@ -246,6 +325,7 @@ def episode_record(task: Task | str, seed: int, rewards_sum: float, length: int,
         solved_native_seen=bool(solved_native_seen),
         success_step=onset,
         fell_after_success=fell,
+        **gait,
     )
 
 
@@ -326,7 +406,10 @@ def run_episode(env: MSKEnv, policy: Policy, seed: int,
     h = env.handles
     heel_sensor = heel_index(h)
     heel_adr = None if heel_sensor is None else h.touch_adr[heel_sensor]
+    feet = progress_indices(h)
+    feet_adr = None if feet is None else h.touch_adr[feet]
     acts, qvels, heel, success, native = [], [], [], [], []
+    touch, pelvis_xy, yaw = [], [], []
 
     def record(env: MSKEnv, step: Step | None) -> None:
         if step is not None:
@@ -335,12 +418,21 @@ def run_episode(env: MSKEnv, policy: Policy, seed: int,
             native.append(bool(step.info["solved_native"]))
             qvels.append(env.data.qvel[h.joint_dof].copy())
             heel.append(0.0 if heel_adr is None else env.data.sensordata[heel_adr])
+            if feet_adr is not None:
+                view = StateView(env.data, h)
+                touch.append(env.data.sensordata[feet_adr].copy())
+                pelvis_xy.append(view.pelvis_pos[:2].copy())
+                yaw.append(float(view.yaw))
         if on_step is not None:
             on_step(env)
 
     played = play_episode(env, policy, seed, record, ends_on_native=native_ends(env.task))
     info = played.info
     assert played.termination is not None  # no step limit: the episode ran to its end
+    progress = None if feet is None else ProgressTrace(np.array(touch).reshape(-1, len(PROGRESS_SENSORS)),
+                                                       np.array(pelvis_xy).reshape(-1, 2), np.array(yaw),
+                                                       body_weight_n(env.model, h))
     return episode_record(env.task, seed, played.total_reward, int(info["step"]), info["success"],
                           played.termination, acts, qvels, heel, env.control_dt_s, h.muscle_names,
-                          emg_reference, time.perf_counter() - t0, info["solved_native_seen"], success, native)
+                          emg_reference, time.perf_counter() - t0, info["solved_native_seen"], success, native,
+                          progress)

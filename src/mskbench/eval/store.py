@@ -1,6 +1,6 @@
 """The results store: one SQLite file of per-episode records.
 
-Schema version 3 (``PRAGMA user_version = 3``; table ``meta`` repeats it):
+Schema version 4 (``PRAGMA user_version = 4``; table ``meta`` repeats it):
 
 ``episodes`` — one row per unit, primary key
 ``(method, task, perturbation, scale, seed)``:
@@ -43,7 +43,19 @@ fell_after_success  INTEGER  the episode succeeded, success first held before
                              native_solved, physics_unstable or
                              contact_overflow) (0/1; NULL = unknown: rows
                              written by schema 1 or 2)
+steps_taken         INTEGER  gait progress (mskbench.eval.episodes): foot
+                             touchdowns of either foot (load hysteresis 1-5 %
+                             of body weight, >= 0.1 s in the air between)
+distance_m          REAL     horizontal displacement of the pelvis from the
+                             first physical step to the last (m)
+forward_distance_m  REAL     its component along the pelvis's heading at the
+                             first step (m; negative: backwards)
+forward_speed_mps   REAL     forward_distance_m over the time between those
+                             steps (m/s)
 ==================  =======  ==================================================
+
+The four gait progress columns are NULL for a body without feet and a pelvis, an episode with fewer
+than two physical steps, and rows written by schema 1 to 3.
 
 ``meta`` also records, per method written since it could, whether the method is *privileged* — its
 policy reads the simulator (it says so: ``privileged = True``, as the expert, ``hold`` and a policy
@@ -59,7 +71,9 @@ is changed otherwise and none is lost:
   2: ``success_table_xii`` and ``solved_native_seen`` are added, ``success_table_xii`` copied from
   ``success`` and ``solved_native_seen`` left NULL;
 * schema 2 to 3: ``success_step`` and ``fell_after_success`` are added, NULL (unknown) in every
-  existing row.
+  existing row;
+* schema 3 to 4: ``steps_taken``, ``distance_m``, ``forward_distance_m`` and ``forward_speed_mps`` are
+  added, NULL (unknown) in every existing row.
 
 Each record is written in its own transaction by the single writer (the
 process running the sweep), so a killed sweep leaves only complete units and
@@ -77,11 +91,12 @@ from pathlib import Path
 
 from mskbench.eval.protocol import Unit
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 KEY_COLUMNS = ("method", "task", "perturbation", "scale", "seed")
 COLUMNS = KEY_COLUMNS + ("success", "episode_return", "length", "termination", "activation_cost",
                          "smoothness", "recruitment", "emg", "wall_time_s", "mskbench_version", "created_at",
-                         "success_table_xii", "solved_native_seen", "success_step", "fell_after_success")
+                         "success_table_xii", "solved_native_seen", "success_step", "fell_after_success",
+                         "steps_taken", "distance_m", "forward_distance_m", "forward_speed_mps")
 JSON_COLUMNS = ("recruitment", "emg")
 BOOL_COLUMNS = ("success", "success_table_xii", "solved_native_seen", "fell_after_success")
 #: The ``meta`` key prefix of a method's privileged flag (``privileged:METHOD``).
@@ -112,6 +127,10 @@ CREATE TABLE IF NOT EXISTS episodes (
     solved_native_seen INTEGER CHECK (solved_native_seen IN (0, 1)),
     success_step INTEGER CHECK (success_step >= 1),
     fell_after_success INTEGER CHECK (fell_after_success IN (0, 1)),
+    steps_taken INTEGER CHECK (steps_taken >= 0),
+    distance_m REAL CHECK (distance_m >= 0),
+    forward_distance_m REAL,
+    forward_speed_mps REAL,
     PRIMARY KEY (method, task, perturbation, scale, seed)
 );
 """
@@ -129,8 +148,16 @@ ALTER TABLE episodes ADD COLUMN success_step INTEGER CHECK (success_step >= 1);
 ALTER TABLE episodes ADD COLUMN fell_after_success INTEGER CHECK (fell_after_success IN (0, 1));
 """
 
+#: Schema 3 -> 4: the gait progress (NULL: unknown for older rows).
+_UPGRADE_3_TO_4 = """
+ALTER TABLE episodes ADD COLUMN steps_taken INTEGER CHECK (steps_taken >= 0);
+ALTER TABLE episodes ADD COLUMN distance_m REAL CHECK (distance_m >= 0);
+ALTER TABLE episodes ADD COLUMN forward_distance_m REAL;
+ALTER TABLE episodes ADD COLUMN forward_speed_mps REAL;
+"""
+
 #: The upgrade from each older schema version to the next.
-_UPGRADES = {1: _UPGRADE_1_TO_2, 2: _UPGRADE_2_TO_3}
+_UPGRADES = {1: _UPGRADE_1_TO_2, 2: _UPGRADE_2_TO_3, 3: _UPGRADE_3_TO_4}
 
 
 class StoreError(RuntimeError):
@@ -241,8 +268,12 @@ class ResultsStore:
         for c in ("success_table_xii", "solved_native_seen", "fell_after_success"):
             if row.get(c) is not None:
                 row[c] = int(bool(row[c]))
-        if row.get("success_step") is not None:
-            row["success_step"] = int(row["success_step"])
+        for c in ("success_step", "steps_taken"):
+            if row.get(c) is not None:
+                row[c] = int(row[c])
+        for c in ("distance_m", "forward_distance_m", "forward_speed_mps"):
+            if row.get(c) is not None:
+                row[c] = float(row[c])
         values = [row.get(c) for c in COLUMNS]
         with self._conn:
             cur = self._conn.execute(

@@ -35,11 +35,36 @@ def fell_after_success_share(records: list[dict]) -> dict[str, float | int | Non
     return {"percent": 100.0 * fell / won if won and fell is not None else None, "fell": fell, "successes": won}
 
 
+#: The gait progress figures of a record whose medians :func:`progress_medians` gives.
+PROGRESS_FIGURES = ("steps_taken", "distance_m", "forward_distance_m", "forward_speed_mps")
+
+
+def progress_medians(records: list[dict]) -> dict:
+    """The median over ``records`` of each gait progress figure (:data:`PROGRESS_FIGURES`) and ``episodes``,
+    the number of records that have them; ``{"absent": reason}`` when none has (a body without feet,
+    episodes shorter than two steps, or records stored before schema 4)."""
+    have = [r for r in records if all(r.get(k) is not None for k in PROGRESS_FIGURES)]
+    if not have:
+        return {"absent": "no episode has gait progress figures (a body without feet, episodes shorter "
+                          "than two steps, or stored before they were recorded)"}
+    return {"episodes": len(have), **{k: float(np.median([r[k] for r in have])) for k in PROGRESS_FIGURES}}
+
+
+def progress_text(medians: dict) -> str:
+    """A :func:`progress_medians` result as one table cell, ``"12 · 3.41 m · 0.52 m/s"`` (steps taken, distance,
+    forward speed), or ``"—"`` when absent."""
+    if "absent" in medians:
+        return "—"
+    return (f"{medians['steps_taken']:g} · {medians['distance_m']:.2f} m · "
+            f"{medians['forward_speed_mps']:.2f} m/s")
+
+
 def summarize_eval(records: list[dict]) -> dict[str, dict]:
     """Per task: success rate (%), the share of successful episodes that then fell
     (:func:`fell_after_success_share`), return and length statistics, activation cost,
-    smoothness, family recruitment (% of the mean activation mass), EMG and
-    termination counts, over the train-environment (``none``) episodes given.
+    smoothness, family recruitment (% of the mean activation mass), EMG, the medians of the
+    gait progress figures (:func:`progress_medians`) and termination counts, over the
+    train-environment (``none``) episodes given.
     """
     by_task: dict[str, list[dict]] = defaultdict(list)
     for r in records:
@@ -75,6 +100,7 @@ def summarize_eval(records: list[dict]) -> dict[str, dict]:
             "smoothness": _mean(r["smoothness"] for r in rs),
             "recruitment_percent": {k: (100.0 * v / total if total > 0 else 0.0) for k, v in families.items()},
             "emg": emg,
+            "progress": progress_medians(rs),
             "terminations": dict(Counter(r["termination"] for r in rs)),
         }
     return out
