@@ -3,7 +3,9 @@
 The 22 tasks of the MSK-Bench suite (paper Tables VI–VIII) come first, in the
 paper's order. Every task carries tags, as dm_control tags its suites
 (:class:`TaskEntry`): its ``family``, whether its episodes are ``gait`` cycles
-(an EMG-envelope reference applies), the ``study`` it belongs to and the
+(an EMG-envelope reference applies), whether its goal is ``walking`` (the body
+covers ground on its feet: the evaluation shows its steps, distance and forward
+speed), the ``study`` it belongs to and the
 ``body`` it runs on; :func:`task_ids` selects by them. Results (published
 numbers, other codebases) are read, validated and grouped against
 :data:`SUITE` without loading MuJoCo; :mod:`mskbench.tasks` imports a task's
@@ -32,6 +34,10 @@ STUDIES = ("suite", "residual", "mouse")
 #: Gait tasks: their episodes are walking or running cycles, which an EMG-envelope reference
 #: (Eq. 14) and mm-evalkit's gait metrics score.
 GAIT = ("Walk", "Run", "Stairs")
+#: Walking tasks: the goal has the body cover ground on its feet (walk, run, sidestep, climb, step across);
+#: ``mskbench eval`` and ``calibrate`` show their episodes' steps taken, distance and forward speed.
+WALKING = ("Walk", "Run", "WalkTurn", "Sidestep", "Stairs", "Hurdle", "StepStones", "OpenDoor", "WalkAndSit",
+           "PoleWalk")
 
 
 class TaskEntry(NamedTuple):
@@ -46,12 +52,15 @@ class TaskEntry(NamedTuple):
     gait: bool = False
     #: The body it runs on (:attr:`mskbench.body.Body.name`).
     body: str = "myofullbody"
+    #: Its goal has the body cover ground on its feet (:data:`WALKING`).
+    walking: bool = False
 
 
 def _suite(family: str, *names: str) -> dict[str, TaskEntry]:
     modules = {"SingleLegStand": "single_leg_stand", "WalkTurn": "walk_turn", "StepStones": "step_stones",
                "OpenDoor": "open_door", "WalkAndSit": "walk_and_sit", "ChinUp": "chin_up", "PoleWalk": "pole_walk"}
-    return {n: TaskEntry(family, f"mskbench.tasks.{modules.get(n, n.lower())}:{n}", gait=n in GAIT) for n in names}
+    return {n: TaskEntry(family, f"mskbench.tasks.{modules.get(n, n.lower())}:{n}", gait=n in GAIT,
+                          walking=n in WALKING) for n in names}
 
 
 #: Every task id, in catalog order: the suite in the paper's order, then the other tasks.
@@ -74,10 +83,10 @@ SUITE: dict[str, str] = {name: e.family for name, e in TASKS.items() if e.study 
 
 
 def task_ids(*, family: str | None = None, study: str | None = None, gait: bool | None = None,
-             body: str | None = None) -> list[str]:
+             body: str | None = None, walking: bool | None = None) -> list[str]:
     """The ids of the tasks with every tag given, in catalog order (``task_ids(gait=True)``: Walk, Run,
-    Stairs; ``task_ids(family="residual")``: the residual tasks)."""
-    wanted = {"family": family, "study": study, "gait": gait, "body": body}
+    Stairs; ``task_ids(family="residual")``: the residual tasks; ``task_ids(walking=True)``: :data:`WALKING`)."""
+    wanted = {"family": family, "study": study, "gait": gait, "body": body, "walking": walking}
     return [n for n, e in TASKS.items()
             if all(value is None or getattr(e, tag) == value for tag, value in wanted.items())]
 

@@ -133,8 +133,9 @@ def eval_cmd(task, family, policy_spec, method, episodes, seed, workers, executo
     Every episode record goes into the results store; units already stored are
     not run again.
     """
+    from mskbench.catalog import task_ids
     from mskbench.eval.protocol import eval_units
-    from mskbench.eval.summary import summarize_eval
+    from mskbench.eval.summary import progress_text, summarize_eval
 
     if emg_reference is not None:
         from mskbench.metrics.emg import load_emg_reference
@@ -157,7 +158,11 @@ def eval_cmd(task, family, policy_spec, method, episodes, seed, workers, executo
         click.echo(json.dumps(summary, indent=2))
         return
     table = Table(title=f"{method or policy_spec}: {episodes} episodes per task, seeds {seed}..{seed + episodes - 1}")
-    for col in ("task", "SR %", "then fell %", "return", "length", "act. cost", "log jerk", "EMG r", "terminations"):
+    walking = [name for name in summary if name in task_ids(walking=True)]
+    columns = ["task", "SR %", "then fell %", "return", "length", "act. cost", "log jerk", "EMG r", "terminations"]
+    if walking:
+        columns.insert(-1, "steps · dist. · fwd speed")
+    for col in columns:
         table.add_column(col, justify="left" if col in ("task", "terminations") else "right")
     absent: dict[str, list[str]] = {}  # why EMG r is absent -> the tasks it is absent from, said once below
     for name, s in summary.items():
@@ -166,13 +171,20 @@ def eval_cmd(task, family, policy_spec, method, episodes, seed, workers, executo
             absent.setdefault(emg["absent"], []).append(name)
         fell = s["fell_after_success"]
         fell_txt = "—" if fell["percent"] is None else f"{fell['percent']:.0f} ({fell['fell']}/{fell['successes']})"
-        table.add_row(name, f"{s['success_rate']:.1f}", fell_txt, f"{s['return_mean']:.2f}",
-                      f"{s['length_mean']:.1f}", fmt(s["activation_cost"], ".4f"), fmt(s["smoothness"], ".2f"),
-                      f"{emg['mean_r']:.3f}" if "mean_r" in emg else "—",
-                      ", ".join(f"{k} {v}" for k, v in s["terminations"].items()))
+        cells = [name, f"{s['success_rate']:.1f}", fell_txt, f"{s['return_mean']:.2f}", f"{s['length_mean']:.1f}",
+                 fmt(s["activation_cost"], ".4f"), fmt(s["smoothness"], ".2f"),
+                 f"{emg['mean_r']:.3f}" if "mean_r" in emg else "—",
+                 ", ".join(f"{k} {v}" for k, v in s["terminations"].items())]
+        if walking:
+            cells.insert(-1, progress_text(s["progress"]) if name in walking else "")
+        table.add_row(*cells)
     print_table(table)
     click.echo("then fell %: of the successful episodes, those that succeeded before their last step and then "
                "ended by a termination condition (— : no success, or stored before this was recorded)")
+    if walking:
+        click.echo("steps · dist. · fwd speed (walking tasks): medians over the episodes of the foot touchdowns, the "
+                   "pelvis's horizontal displacement and its forward speed along the start heading (a fall "
+                   "moves the pelvis too; — : stored before this was recorded)")
     for reason, tasks in absent.items():
         where = f"all {len(tasks)} tasks" if len(tasks) == len(summary) and len(tasks) > 1 else ", ".join(tasks)
         click.echo(f"EMG r absent ({where}): {reason}")
@@ -300,17 +312,27 @@ def calibrate_cmd(task, policies, episodes, seed, workers, executor, address, st
     if md_path is not None:
         md_path.write_text(cal.markdown(table))
     rich = Table(title=f"calibration: {episodes} episodes per task and policy, seeds {seed}..{seed + episodes - 1}")
-    for col in ("task", "policy", "n", "SR XII %", "native %", "SR paper %", "fell after %", "length med (min–max)",
-                "return mean ± sd", "terminations"):
+    walking = any(cal.progress_cell(r) for r in table["rows"])
+    columns = ["task", "policy", "n", "SR XII %", "native %", "SR paper %", "fell after %", "length med (min–max)",
+               "return mean ± sd", "terminations"]
+    if walking:
+        columns.insert(-1, "steps · dist. · fwd speed")
+    for col in columns:
         rich.add_column(col, justify="left" if col in ("task", "policy", "native %", "terminations") else "right")
     for r in table["rows"]:
         native = table["native"][r["task"]]
-        rich.add_row(r["task"], r["policy"], str(r["episodes"]), f"{r['sr_table_xii_pct']:.0f}",
-                     cal.native_cell(r, native), f"{r['sr_paper_pct']:.0f}", fmt(r["fell_after_success_pct"], ".0f"),
-                     f"{r['length_median']:g} ({r['length_min']}–{r['length_max']})",
-                     f"{r['return_mean']:.1f} ± {r['return_std']:.1f}",
-                     ", ".join(f"{k} {v}" for k, v in r["terminations"].items()))
+        cells = [r["task"], r["policy"], str(r["episodes"]), f"{r['sr_table_xii_pct']:.0f}",
+                 cal.native_cell(r, native), f"{r['sr_paper_pct']:.0f}", fmt(r["fell_after_success_pct"], ".0f"),
+                 f"{r['length_median']:g} ({r['length_min']}–{r['length_max']})",
+                 f"{r['return_mean']:.1f} ± {r['return_std']:.1f}",
+                 ", ".join(f"{k} {v}" for k, v in r["terminations"].items())]
+        if walking:
+            cells.insert(-1, cal.progress_cell(r))
+        rich.add_row(*cells)
     print_table(rich, console)
+    if walking:
+        click.echo("steps · dist. · fwd speed (walking tasks): medians over the episodes of the foot touchdowns, the "
+                   "pelvis's horizontal displacement and its forward speed along the start heading")
     disagree = [t for t, v in verdicts.items() if not v["agrees"]]
     if disagree:
         click.echo("native signals met by a policy that controls nothing (or by hold where the goal is more than "

@@ -17,7 +17,10 @@ by the paper's rule (the two combined, :func:`mskbench.tasks.base.paper_success`
 the share of the successful episodes that then fell (ended in one of the task's
 termination conditions after success first held; "—" when none succeeded),
 the median, minimum and maximum episode length, the return's mean, spread
-and extremes, and the termination reasons with their counts.
+and extremes, the medians of the gait progress figures (steps taken, distance,
+forward speed; :func:`mskbench.eval.summary.progress_medians`), shown for the
+walking tasks (:data:`mskbench.catalog.WALKING`), and the termination reasons
+with their counts.
 :func:`free_successes` lists every counted success of a trivial policy
 (``zero``, ``passive``, ``random``), of the ``hold`` probe on a task whose goal
 is more than keeping its start (``Task.goal_is_start``) and of a cheat probe on a
@@ -39,6 +42,7 @@ from typing import Any
 
 from mskbench.eval.executors import JobSpec, run_units
 from mskbench.eval.protocol import DEFAULT_EPISODES, Unit, eval_units
+from mskbench.eval.summary import progress_medians, progress_text
 from mskbench.policies import CHEAT_PROBES
 
 #: Policies that control nothing: no success criterion that counts may be met by them.
@@ -52,7 +56,7 @@ DEGENERACY_THRESHOLD_PCT = 1.0
 __all__ = ["CHEAT_PROBES", "DEFAULT_EPISODES", "DEGENERACY_THRESHOLD_PCT", "HOLD_PROBE", "OPTIONAL_POLICIES",
            "TRIVIAL_POLICIES",
            "builtin_policies", "free_policy", "served", "serves", "calibration_table", "calibration_units", "check_policies", "default_policies",
-           "free_successes", "markdown", "native_cell", "native_verdicts", "run_calibration"]
+           "free_successes", "markdown", "native_cell", "native_verdicts", "progress_cell", "run_calibration"]
 
 
 def builtin_policies() -> tuple[str, ...]:
@@ -158,6 +162,7 @@ def _row(task: str, policy: str, records: list[dict], native: dict[str, Any]) ->
         "return_max": max(returns),
         "distinct_returns": len(set(returns)),
         "fell_after_success_pct": _fell_pct(records),
+        "progress": progress_medians(records),
         "terminations": dict(sorted(Counter(r["termination"] for r in records).items(),
                                     key=lambda kv: (-kv[1], kv[0]))),
         "wall_time_s_mean": statistics.fmean(walls) if walls else None,
@@ -248,11 +253,22 @@ def native_cell(row: dict[str, Any], native: dict[str, Any]) -> str:
     return f"{row['sr_native_pct']:.0f} ({'counts' if native['counts'] else 'not counted: degenerate'})"
 
 
+def progress_cell(row: dict[str, Any]) -> str:
+    """A row's gait progress cell (medians: steps · distance · forward speed) for a walking task
+    (:data:`mskbench.catalog.WALKING`); empty for the others."""
+    from mskbench.catalog import task_ids
+
+    if row["task"] not in task_ids(walking=True):
+        return ""
+    return progress_text(row.get("progress") or progress_medians([]))
+
+
 def markdown(table: dict[str, Any]) -> str:
     """The table in Markdown (one row per task and policy, in the table's order)."""
     lines = ["| task | policy | episodes | SR Table XII % | native signal seen % | SR paper rule % | "
-             "fell after success % | length median (min–max) | return mean ± sd (min–max) | terminations |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+             "fell after success % | length median (min–max) | return mean ± sd (min–max) | "
+             "steps · distance · forward speed (medians; walking tasks) | terminations |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in table["rows"]:
         terms = ", ".join(f"{k} {v}" for k, v in r["terminations"].items())
         fell = r.get("fell_after_success_pct")
@@ -262,5 +278,5 @@ def markdown(table: dict[str, Any]) -> str:
             f"{'—' if fell is None else f'{fell:.0f}'} | "
             f"{r['length_median']:g} ({r['length_min']}–{r['length_max']}) | "
             f"{r['return_mean']:.1f} ± {r['return_std']:.1f} ({r['return_min']:.1f}–{r['return_max']:.1f}) | "
-            f"{terms} |")
+            f"{progress_cell(r)} | {terms} |")
     return "\n".join(lines) + "\n"

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from mskbench.catalog import FAMILIES, SUITE, task_ids
+from mskbench.eval.summary import progress_text
 from mskbench.report import data as D
 from mskbench.report.html import FigureOut, Section, esc, page, table
 from mskbench.report.table2 import leaderboard_table
@@ -307,7 +308,7 @@ class _Ctx:
             s.tables.append(leaderboard_table(board, self.store["task_counts"], self.store["privileged"]))
         elif not s.missing:
             s.missing.append("nothing to rank: the store has no episodes of suite tasks")
-        rows = []
+        rows, walking = [], task_ids(walking=True)
         for method, per_task in self.store["summary"].items():
             for task in D.task_order(per_task):
                 v = per_task[task]
@@ -319,14 +320,18 @@ class _Ctx:
                              f"{v['return_mean']:.2f} ± {v['return_std']:.2f}", f"{v['length_mean']:.1f}",
                              _fmt(v["activation_cost"], ".4f"), _fmt(v["smoothness"], ".2f"),
                              f"{emg['mean_r']:.3f}" if "mean_r" in emg else "—",
+                             progress_text(v["progress"]) if task in walking else "",
                              ", ".join(f"{k} {n}" for k, n in v["terminations"].items())))
         if rows:
             s.tables.append(table(["task", "method", "episodes", "SR %", "then fell %", "return", "length",
-                                   "act. cost", "log10 jerk", "EMG r", "terminations"], rows, cls="per-task",
+                                   "act. cost", "log10 jerk", "EMG r", "steps · dist. · fwd speed", "terminations"],
+                                  rows, cls="per-task",
                                   caption="Per task (train environment); then fell %: of the successful episodes, "
                                           "those that succeeded before their last step and were then ended by a "
                                           "termination condition (—: no success, or stored before it was "
-                                          "recorded)"))
+                                          "recorded); steps · dist. · fwd speed (walking tasks): medians over the "
+                                          "episodes of the foot touchdowns, the pelvis's horizontal displacement "
+                                          "and its forward speed along the start heading"))
         return s
 
     # -- Fig. 1b ------------------------------------------------------------------------------------
