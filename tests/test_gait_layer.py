@@ -47,16 +47,17 @@ def test_the_foothold_turns_with_the_heading():
 
 def test_a_swing_meets_its_foothold_with_the_apex_at_mid_swing():
     start, goal, T = np.array([0.0, 0.1, 0.02]), np.array([0.5, 0.12, 0.02]), 0.45
-    p0, v0 = gait.swing_point(start, goal, 0.0, T, 0.08)
-    p1, v1 = gait.swing_point(start, goal, 1.0, T, 0.08)
-    mid, _ = gait.swing_point(start, goal, 0.5, T, 0.08)
+    p0, v0, a0 = gait.swing_point(start, goal, 0.0, T, 0.08)
+    p1, v1, _ = gait.swing_point(start, goal, 1.0, T, 0.08)
+    mid, _, _ = gait.swing_point(start, goal, 0.5, T, 0.08)
     np.testing.assert_allclose(p0, start) and np.testing.assert_allclose(p1, goal, atol=1e-12)
     np.testing.assert_allclose(v0, 0.0, atol=1e-12) and np.testing.assert_allclose(v1, 0.0, atol=1e-9)
     assert mid[2] == pytest.approx(0.02 + 0.08) and mid[0] == pytest.approx(0.25)
-    # the velocity is the path's derivative
+    # the velocity and the acceleration are the path's derivatives
     s, ds = 0.3, 1e-6
-    (pa, va), (pb, _) = gait.swing_point(start, goal, s, T, 0.08), gait.swing_point(start, goal, s + ds, T, 0.08)
+    (pa, va, aa), (pb, vb, _) = gait.swing_point(start, goal, s, T, 0.08), gait.swing_point(start, goal, s + ds, T, 0.08)
     np.testing.assert_allclose((pb - pa) / (ds * T), va, rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose((vb - va) / (ds * T), aa, rtol=1e-4, atol=1e-4)
 
 
 def test_the_contact_schedule_switches_on_time_and_on_the_landing_load():

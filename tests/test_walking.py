@@ -65,10 +65,11 @@ def test_the_walk_starts_on_the_loaded_foot_and_swings_to_the_floor():
 
 @pytest.mark.slow
 def test_the_walker_walks_one_episode():
-    """Seed 0 of Walk (measured: 407 control steps, 11 steps taken, 2.22 m of pelvis travel): at least 300
-    control steps, 8 steps and 1.5 m before it falls."""
+    """Seed 0 of Walk (measured: the whole 1,000 control steps, 23 steps taken, 6.0 m of pelvis travel): it
+    takes at least 10 steps and covers at least 5 m without falling (the episode runs to its time limit)."""
     from mskbench.control.expert import ExpertPolicy
     from mskbench.envs import MSKEnv
+    from mskbench.envs.cpu_env import TIME_LIMIT
     from mskbench.eval.episodes import play_episode
 
     env = MSKEnv("Walk")
@@ -80,6 +81,6 @@ def test_the_walker_walks_one_episode():
         xs.append(float(e.sim.view().pelvis_pos[0]))
 
     played = play_episode(env, pol, 0, rec)
-    assert played.steps >= 300
-    assert beh.steps >= 8
-    assert xs[-1] - xs[0] >= 1.5
+    assert played.termination == TIME_LIMIT
+    assert beh.steps >= 10
+    assert xs[-1] - xs[0] >= 5.0

@@ -54,25 +54,28 @@ def next_foothold(xi: np.ndarray, stance_xy: np.ndarray, w: float, remaining_s: 
     return dcm_at_step_end(xi, stance_xy, w, remaining_s) - b
 
 
-def min_jerk(s: float) -> tuple[float, float]:
-    """The minimum-jerk blend at phase ``s`` ∈ [0, 1] and its derivative in ``s``."""
+def min_jerk(s: float) -> tuple[float, float, float]:
+    """The minimum-jerk blend at phase ``s`` ∈ [0, 1] and its first and second derivatives in ``s``."""
     s = float(np.clip(s, 0.0, 1.0))
-    return s**3 * (10.0 - 15.0 * s + 6.0 * s * s), 30.0 * s * s * (1.0 - s) ** 2
+    return (s**3 * (10.0 - 15.0 * s + 6.0 * s * s), 30.0 * s * s * (1.0 - s) ** 2,
+            60.0 * s * (1.0 - s) * (1.0 - 2.0 * s))
 
 
 def swing_point(start: np.ndarray, goal: np.ndarray, s: float, duration_s: float,
-                apex_m: float) -> tuple[np.ndarray, np.ndarray]:
-    """The swing foot's position and velocity at phase ``s`` of a swing of ``duration_s``: minimum jerk from
-    ``start`` to ``goal`` (3-D), plus ``apex_m · sin²(π s)`` in height (zero height and vertical speed at
-    lift-off and touchdown)."""
+                apex_m: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The swing foot's position, velocity and acceleration at phase ``s`` of a swing of ``duration_s``:
+    minimum jerk from ``start`` to ``goal`` (3-D), plus ``apex_m · sin²(π s)`` in height (zero height and
+    vertical speed at lift-off and touchdown)."""
     start, goal = np.asarray(start, float), np.asarray(goal, float)
-    blend, dblend = min_jerk(s)
+    blend, dblend, ddblend = min_jerk(s)
     s = float(np.clip(s, 0.0, 1.0))
     pos = start + blend * (goal - start)
     vel = dblend * (goal - start) / duration_s
+    acc = ddblend * (goal - start) / duration_s**2
     pos[2] += apex_m * np.sin(np.pi * s) ** 2
     vel[2] += apex_m * np.pi * np.sin(2.0 * np.pi * s) / duration_s
-    return pos, vel
+    acc[2] += apex_m * 2.0 * np.pi**2 * np.cos(2.0 * np.pi * s) / duration_s**2
+    return pos, vel, acc
 
 
 @dataclass

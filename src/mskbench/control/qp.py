@@ -85,6 +85,8 @@ class PointTask:
     velocity: np.ndarray = field(default_factory=lambda: np.zeros(3))
     kp: float = 50.0
     weight: float | None = None
+    #: The target's acceleration (world, m/s²), fed forward.
+    acceleration: np.ndarray = field(default_factory=lambda: np.zeros(3))
     #: Which world axes are driven (e.g. only z for a pelvis height).
     axes: tuple[int, ...] = (0, 1, 2)
 
@@ -440,7 +442,8 @@ class WholeBodyQP:
         for pt in targets.points:
             pw = d.xpos[pt.body] + d.xmat[pt.body].reshape(3, 3) @ pt.local
             mujoco.mj_jac(m, d, self._jp, None, pw, pt.body)
-            acc = pt.kp * (pt.target - pw) + 2.0 * np.sqrt(pt.kp) * (pt.velocity - self._jp @ d.qvel)
+            acc = (pt.acceleration + pt.kp * (pt.target - pw)
+                   + 2.0 * np.sqrt(pt.kp) * (pt.velocity - self._jp @ d.qvel))
             ax = list(pt.axes)
             rows_t.append(self._jp[ax].copy())
             accs.append(acc[ax])
