@@ -7,8 +7,9 @@ DCM will be when the swing ends, less the offset a steady walk at the target spe
 (:func:`mskbench.control.gait.steady_offset`), kept within a reachable step. Where the DCM will be is
 predicted by integrating the linear pendulum over the rest of the swing under the centre-of-pressure law
 this controller itself applies (:meth:`Walking._cop_law`), not with the pressure held at the foot's middle
-(:func:`mskbench.control.gait.next_foothold`, option ``predict_law=0``): on Walk's seeds 0–7 that moved
-the median episode from 250 to 407 control steps. The centre of mass
+(:func:`mskbench.control.gait.next_foothold`, option ``predict_law=0``). The foothold may be as wide as
+the DCM asks, up to 0.55 m beside the stance foot and never across it; a touch of the swing foot before
+80 % of the swing is a scuff, not a landing; the swing path's acceleration is fed forward. The centre of mass
 follows the capture-point law over the stance foot towards a reference moving at the target speed;
 the pelvis and chest are held upright and facing ahead; the task's reference gait is a weak posture
 prior. Foot placement carries most of the balance.
