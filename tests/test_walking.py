@@ -24,6 +24,27 @@ def test_the_swing_knee_flexes_and_straightens_for_touchdown():
         assert beh._swing_knee(s)[1] == pytest.approx(fd, rel=1e-4, abs=1e-6)
 
 
+def test_the_dcm_prediction_under_the_pressure_law_meets_the_closed_form():
+    """Where the walker predicts the DCM at touchdown: the pendulum integrated under its own pressure law.
+    With the support shrunk to a point the law can only put the pressure there, and the prediction is the
+    closed form ``p + (ξ − p) e^{ωT}`` (:func:`mskbench.control.gait.dcm_at_step_end`); with a foot large
+    enough for the law's point, a body at the target speed keeps it (the DCM moves at that speed)."""
+    from mskbench.control import gait
+
+    beh = walking.Walking()
+    beh.speed = 1.2
+    w = gait.omega(0.93)
+    p = np.array([0.3, -0.1])
+    point = np.array([p + [-1e-4, -1e-4], p + [1e-4, -1e-4], p + [1e-4, 1e-4], p + [-1e-4, 1e-4]])
+    com, vel, T = np.array([0.1, 0.0]), np.array([1.0, 0.2]), 0.35
+    got = beh._dcm_under_law(com, vel, w, point, T, substeps_s=1e-5)
+    want = gait.dcm_at_step_end(gait.dcm(com, vel, w), p, w, T)
+    np.testing.assert_allclose(got, want, atol=2e-3)
+    big = np.array([[-5.0, -5.0], [5.0, -5.0], [5.0, 5.0], [-5.0, 5.0]])
+    steady = beh._dcm_under_law(np.zeros(2), np.array([1.2, 0.0]), w, big, T)
+    np.testing.assert_allclose(steady, gait.dcm(np.array([1.2 * T, 0.0]), np.array([1.2, 0.0]), w), atol=1e-9)
+
+
 def test_double_support_waits_for_the_new_stance_foot_to_take_load():
     """Double support ends at ``double_s`` only once the new stance foot carries ``accept_load`` of the
     body weight, and at ``max_double_s`` at the latest."""
