@@ -1,0 +1,76 @@
+"""The walking expert's steps, one line per touchdown: where each step landed and what the DCM did.
+
+For each seed, one Walk episode of the expert (``mskbench.control.walking.Walk``, the train environment,
+the seed's own start) in the package's episode loop. Every touchdown the walker logs
+(``Walking.touchdowns``) is printed: the side, the control step, the heel's landing error from the
+foothold it was sent to (m, x forward / y left), the DCM's offset from the new stance foot at that moment
+beside the offset a steady walk at the target speed has, and the forward speed. Then the episode's end
+and, per episode, the medians of the landing error and of the DCM offset's excess over the steady one.
+``--json`` writes the rows.
+
+    python benchmarks/walk_trace.py --seeds 0,3,10 --json docs/walk_trace.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+import numpy as np
+
+
+def trace(seed: int) -> dict:
+    from mskbench.control.expert import ExpertPolicy
+    from mskbench.control.walking import Walk
+    from mskbench.envs import MSKEnv
+    from mskbench.eval.episodes import play_episode
+
+    env = MSKEnv("Walk")
+    beh = Walk()
+    policy = ExpertPolicy(env, beh)
+    xs: list[float] = []
+
+    def rec(e, step):
+        xs.append(float(e.sim.view().pelvis_pos[0]))
+
+    played = play_episode(env, policy, seed, rec)
+    steps = beh.touchdowns
+    land = np.array([s["landing_error_m"] for s in steps if s["landing_error_m"] is not None]).reshape(-1, 2)
+    excess = np.array([np.subtract(s["dcm_offset_m"], s["wanted_offset_m"]) for s in steps]).reshape(-1, 2)
+    # the lateral excess counted outwards from the midline (+: the foot is further out than the steady walk's)
+    side = np.array([1.0 if s["side"] == "l" else -1.0 for s in steps])
+    return {"seed": seed, "control_steps": played.steps, "termination": played.termination,
+            "pelvis_travel_m": (xs[-1] - xs[0]) if xs else 0.0, "touchdowns": steps,
+            "median_landing_error_m": np.median(land, axis=0).tolist() if len(land) else None,
+            "median_dcm_excess_m": ([float(np.median(excess[:, 0])), float(np.median(-side * excess[:, 1]))]
+                                    if len(excess) else None)}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--seeds", default="0,3,10", help="comma-separated seeds")
+    ap.add_argument("--json", default=None, help="write the rows here")
+    args = ap.parse_args()
+    rows = []
+    for seed in (int(s) for s in args.seeds.split(",")):
+        row = trace(seed)
+        rows.append(row)
+        print(f"seed {seed}: {row['control_steps']} control steps, {row['termination']}, "
+              f"{len(row['touchdowns'])} steps, pelvis {row['pelvis_travel_m']:.2f} m")
+        print("  step side ctrl  landing error x/y   DCM offset x/y   steady x/y   speed")
+        for s in row["touchdowns"]:
+            le = s["landing_error_m"] or [float("nan")] * 2
+            print(f"  {s['step']:4d} {s['side']:>4} {s['control_step']:4d}   {le[0]:+.2f} {le[1]:+.2f}"
+                  f"        {s['dcm_offset_m'][0]:+.2f} {s['dcm_offset_m'][1]:+.2f}      "
+                  f"{s['wanted_offset_m'][0]:+.2f} {s['wanted_offset_m'][1]:+.2f}   {s['speed_mps']:.2f}")
+        if row["median_dcm_excess_m"] is not None:
+            print(f"  medians: landing error {np.round(row['median_landing_error_m'], 3).tolist()} m; DCM offset "
+                  f"less the steady one {np.round(row['median_dcm_excess_m'], 3).tolist()} m "
+                  f"(x: behind the foot is negative; y: positive = the foot further out than a steady walk's)")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"task": "Walk", "policy": "expert", "rows": rows}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
