@@ -54,6 +54,9 @@ class TaskEntry(NamedTuple):
     body: str = "myofullbody"
     #: Its goal has the body cover ground on its feet (:data:`WALKING`).
     walking: bool = False
+    #: Why the evaluation protocol, which makes each task with its default options, cannot evaluate the task
+    #: alone, and where it is evaluated instead; None when it can.
+    protocol_refusal: str | None = None
 
 
 def _suite(family: str, *names: str) -> dict[str, TaskEntry]:
@@ -62,6 +65,10 @@ def _suite(family: str, *names: str) -> dict[str, TaskEntry]:
     return {n: TaskEntry(family, f"mskbench.tasks.{modules.get(n, n.lower())}:{n}", gait=n in GAIT,
                           walking=n in WALKING) for n in names}
 
+
+_OVER_A_BASE = ("a residual task acts through its base policy (its option base), which neither the protocol nor a "
+                "recording sets; evaluate a residual run with mskbench.paradigms.residual.residual_policy(RUN, env) "
+                "on the task made with its run's base, or record its base task (docs/residual.md)")
 
 #: Every task id, in catalog order: the suite in the paper's order, then the other tasks.
 TASKS: dict[str, TaskEntry] = {
@@ -74,8 +81,8 @@ TASKS: dict[str, TaskEntry] = {
     # The imitation prior (motion tracking) and residual adaptation over it (Sec. III, App. A-J).
     **{n: TaskEntry("imitation", f"mskbench.tasks.tracking:{n}", study="residual")
        for n in ("TrackWalk", "TrackRun", "TrackStairs")},
-    **{n: TaskEntry("residual", f"mskbench.paradigms.residual.tasks:{n}", study="residual")
-       for n in ("ResidualWalk", "ResidualRun", "ResidualStairs")},
+    **{n: TaskEntry("residual", f"mskbench.paradigms.residual.tasks:{n}", study="residual",
+                    protocol_refusal=_OVER_A_BASE) for n in ("ResidualWalk", "ResidualRun", "ResidualStairs")},
 }
 
 #: The 22 suite task ids and their families, in the paper's order.

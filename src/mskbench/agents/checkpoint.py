@@ -8,20 +8,29 @@ format reduces to a :class:`~mskbench.agents.base.PolicyCheckpoint`
 (normalisation, parameters, a deterministic network), which is all the
 evaluation protocol needs. Which file of a run directory is evaluated:
 :func:`mskbench.agents.run_dir.checkpoint_path`.
+
+How a checkpoint acts (:func:`acts_through`): by its network alone, or through what its run trained with (a
+paradigm's action map, a base policy), named ``module:factory`` with the factory's keyword settings. An export
+may record them in its file (entries ``acts_through`` and ``acts_settings``); a run's checkpoint, in the
+``run.json`` beside it; a checkpoint from before either recorded it has them inferred here, in one place.
+:func:`mskbench.eval.protocol.load_policy` resolves them.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from mskbench.agents import algorithm_for_format, ppo
 from mskbench.agents.base import PolicyCheckpoint
-from mskbench.agents.run_dir import checkpoint_path  # noqa: F401 - where the evaluation protocol finds it
+from mskbench.agents.run_dir import RunDir, checkpoint_path  # noqa: F401 - where the evaluation protocol finds it
 
-__all__ = ["checkpoint_format", "checkpoint_path", "export_policy", "load", "load_policy", "stored_layout"]
+__all__ = ["acts_through", "checkpoint_format", "checkpoint_path", "export_policy", "load", "load_policy",
+           "stored_layout"]
 
 
 def checkpoint_format(path: str | Path) -> str:
@@ -38,8 +47,6 @@ def checkpoint_format(path: str | Path) -> str:
 def stored_layout(path: str | Path) -> dict[str, slice] | None:
     """The observation layout a checkpoint recorded (every trainer's ``obs_layout`` entry), or None when it
     records none."""
-    import json
-
     with np.load(path, allow_pickle=False) as z:
         if "obs_layout" not in z.files:
             return None
@@ -57,6 +64,50 @@ def export_policy(src: str | Path, dst: str | Path) -> Path:
     PPO: the critic, the optimiser's moments, the RNG key): a smaller file that evaluates with the
     same actions and cannot be resumed."""
     return algorithm_for_format(checkpoint_format(src)).export_policy(Path(src), Path(dst))
+
+
+def acts_through(path: str | Path) -> tuple[str, dict[str, Any]] | None:
+    """How the checkpoint at ``path`` acts: ``("module:factory", settings)``, or None when its network acts
+    alone. The file's own record first (an export's), then its run's ``run.json`` (``acts_through`` and
+    ``acts_settings``, written by :func:`mskbench.train` from the run's ``env_wrapper``), then what a
+    checkpoint from before those records is inferred to be (:func:`_inferred`)."""
+    with np.load(path, allow_pickle=False) as z:
+        if "acts_through" in z.files:
+            settings = json.loads(str(z["acts_settings"])) if "acts_settings" in z.files else {}
+            return str(z["acts_through"]), settings
+    run = RunDir(Path(path).parent)
+    settings = {}
+    if run.is_run():
+        try:
+            settings = run.settings()
+        except (OSError, json.JSONDecodeError):
+            settings = {}
+    if settings.get("acts_through"):
+        return str(settings["acts_through"]), dict(settings.get("acts_settings") or {})
+    return _inferred(settings.get("env_wrapper") or {}, stored_layout(path))
+
+
+#: What older runs' ``env_wrapper`` paradigms act through (runs and exports from before ``acts_through``).
+_LATENT = "mskbench.paradigms.latent:LatentActing"
+_RESIDUAL = "mskbench.paradigms.residual.wrapper:ResidualActing"
+_EXPERT_RESIDUAL = "mskbench.paradigms.residual.expert:ExpertResidualActing"
+#: The observation block a policy trained over the expert reads the expert's action in
+#: (:data:`mskbench.control.residual.BASE_BLOCK`).
+_EXPERT_BLOCK = "expert/base_action"
+
+
+def _inferred(wrapper: Mapping[str, Any], layout: Mapping[str, slice] | None) -> tuple[str, dict[str, Any]] | None:
+    """How a checkpoint from before ``acts_through`` acts, from its run's ``env_wrapper`` settings and its own
+    observation layout: a latent run through its model (the file and SHA-256 its run recorded), a residual
+    run over its task's base, a policy over the expert (its run's ``base``, or an export's observation with
+    the expert's action block) with the expert in the loop; anything else by its network alone."""
+    if wrapper.get("paradigm") == "latent":
+        return _LATENT, {k: wrapper[k] for k in ("model", "model_sha256", "tube", "mode") if k in wrapper}
+    if wrapper.get("paradigm") == "residual" and wrapper.get("base") != "expert":
+        return _RESIDUAL, {}
+    if wrapper.get("base") == "expert" or (layout is not None and _EXPERT_BLOCK in layout):
+        return _EXPERT_RESIDUAL, {k: wrapper[k] for k in ("alpha",) if k in wrapper}
+    return None
 
 
 def load_policy(path: str | Path, obs_layout: Mapping[str, slice], obs_size: int):

@@ -17,8 +17,8 @@ action in theirs.
   world's last state before the world restarts.
 * :class:`ExpertResidualPolicy` is the trained policy as a policy of the plain task, for the protocol's
   episodes: the expert bound to the env it acts in, the trained policy on the observation with the expert's
-  action appended, ``act(obs)`` the executed action. A checkpoint whose observation layout has
-  :data:`BASE_BLOCK` is evaluated so (:func:`mskbench.eval.protocol.load_policy`).
+  action appended, ``act(obs)`` the executed action. A checkpoint of such a run, and its export, is evaluated so
+  (its ``acts_through``: :class:`mskbench.paradigms.residual.expert.ExpertResidualActing`).
 
 Such a policy reads the simulator through its base (the model, the contacts, the task's state): like the
 expert it is *privileged* (``privileged = True``), and the results store and the leaderboard keep it apart
@@ -40,7 +40,7 @@ from mskbench.envs.wrappers import VectorWrapper
 from mskbench.policies import as_policy
 
 __all__ = ["ALPHA", "BASE_BLOCK", "C_RES", "FORMULA", "ExpertBaseVectorEnv", "ExpertResidualPolicy",
-           "has_base_block", "with_base_block"]
+           "with_base_block"]
 
 #: The observation block holding the expert's action ``a_base`` (appended after the task's blocks).
 BASE_BLOCK = "expert/base_action"
@@ -51,11 +51,6 @@ def with_base_block(layout: Mapping[str, slice], obs_size: int, n_actions: int) 
     if BASE_BLOCK in layout:
         raise ValueError(f"the observation already has a {BASE_BLOCK!r} block")
     return {**layout, BASE_BLOCK: slice(obs_size, obs_size + n_actions)}, obs_size + n_actions
-
-
-def has_base_block(layout: Mapping[str, Any] | None) -> bool:
-    """Whether an observation layout (a checkpoint's) is that of a policy trained over the expert."""
-    return layout is not None and BASE_BLOCK in layout
 
 
 class ExpertBaseVectorEnv(VectorWrapper):

@@ -89,7 +89,7 @@ from mskbench._jax import require_jax
 from mskbench.eval.episodes import (NATIVE_SOLVED, ProgressTrace, body_weight_n, heel_index, native_end, native_ends,
                                     progress_indices)
 from mskbench.eval.executors import JobSpec
-from mskbench.eval.protocol import Unit, checkpoint_path, perturbation_for
+from mskbench.eval.protocol import Unit, checkpoint_acting, checkpoint_path, perturbation_for
 from mskbench.policies import BUILTIN_POLICIES, PRIVILEGED_POLICIES
 
 if TYPE_CHECKING:
@@ -172,13 +172,11 @@ def check_batched_policy(spec: str) -> str:
         raise ValueError(f"{spec!r} reads the MuJoCo C simulator of a CPU environment; evaluate it with the CPU "
                          "executor (--backend cpu)")
     ckpt = checkpoint_path(spec)
-    if ckpt is not None:
-        from mskbench.agents.checkpoint import stored_layout
-        from mskbench.control.residual import has_base_block
-
-        if has_base_block(stored_layout(ckpt)):
-            raise ValueError(f"{spec} was trained over the expert, which reads the MuJoCo C simulator of a CPU "
-                             "environment; evaluate it with the CPU executor (--backend cpu)")
+    acting = checkpoint_acting(ckpt) if ckpt is not None else None
+    if acting is not None and not callable(getattr(acting, "batched_env", None)):
+        raise ValueError(f"{spec} acts through {type(acting).__name__}, which has no batched form "
+                         f"({getattr(acting, 'cpu_only', 'it names none')}); evaluate it with the CPU executor "
+                         "(--backend cpu)")
     if spec in BUILTIN_POLICIES or ckpt is not None:
         return spec
     raise ValueError(f"batched evaluation supports the built-in policies "
@@ -398,11 +396,8 @@ def run_units_batched(units: Iterable[Unit], spec: JobSpec | str, store, *, impl
     policy_spec = spec.policy if isinstance(spec, JobSpec) else str(spec)
     policy = batched_policy(policy_spec)
     ckpt = checkpoint_path(policy_spec)
-    latent = None
-    if ckpt is not None:
-        from mskbench.agents.latent.wrapper import latent_filter_of
-
-        latent = latent_filter_of(ckpt)
+    acting = checkpoint_acting(ckpt) if ckpt is not None else None  # the env the checkpoint's network acts in
+    options = dict(getattr(acting, "batched_options", {}))
     if emg_reference is None and isinstance(spec, JobSpec):
         emg_reference = spec.emg_reference
     emg_reference = _load_emg(emg_reference)
@@ -423,12 +418,10 @@ def run_units_batched(units: Iterable[Unit], spec: JobSpec | str, store, *, impl
         width = dp.devices * -(-min(batch_size, len(group)) // dp.devices)  # equal shards, one per device
         vary_gain = any(u.perturbation == "dynamics" and u.scale > 0 for u in group)
         env: Any = TaskJaxEnv((tasks or {}).get(task, task), num_envs=width, impl=impl, vary_gain=vary_gain,
-                              reset_bank=1, muscle_moments=latent is not None, devices=dp.devices)
+                              reset_bank=1, devices=dp.devices, **options)
         weight_n = body_weight_n(env.model, env.handles)
-        if latent is not None:  # a latent run's checkpoint acts through its map, inside the step
-            from mskbench.agents.latent.batched import LatentBatchedEnv
-
-            env = LatentBatchedEnv(env, latent.model, latent.tube, latent.mode)
+        if acting is not None:  # a checkpoint that acts through more than its network: inside the step
+            env = acting.batched_env(env)
         steps = min(chunk_steps, env.task.horizon)
         runner = _Runner(env, policy.bind(env), steps, dp)
         params = dp.replicate(policy.params())

@@ -175,13 +175,11 @@ def _checked_out(path, overwrite: bool, what: str) -> Path:
 
 
 def _check_task(task: str) -> str:
-    from mskbench.catalog import task_id
+    from mskbench.catalog import TASKS, task_id
 
     name = task_id(task)  # unknown: a ValueError naming the valid tasks
-    if name in task_ids(family="residual"):
-        raise ValueError(f"{name}: a residual task acts through its base policy, which a recording does not "
-                         "compose; record its base task, or evaluate it with mskbench.paradigms.residual "
-                         "(docs/residual.md)")
+    if TASKS[name].protocol_refusal:
+        raise ValueError(f"{name}: {TASKS[name].protocol_refusal}")
     return name
 
 

@@ -44,8 +44,8 @@ _CHECKPOINT_POLICIES: dict = {}
 def _env(task: str):
     """The worker's env of ``task``, as compiled: a cached env is handed out with the muscle gains its
     model was compiled with and no perturbation, whatever the previous unit did to it (a dynamics unit
-    scales the model's peak forces until the next reset), so building a policy from it (a latent map
-    reads the muscle parameters, an expert the model) never depends on which unit ran before."""
+    scales the model's peak forces until the next reset), so building a policy from it (one that reads the
+    muscle parameters or the model) never depends on which unit ran before."""
     from mskbench.envs import MSKEnv
     from mskbench.envs.perturbations import Perturbation
 
@@ -70,19 +70,15 @@ def _emg_reference(path: str | None):
 def _policy(spec: str, env, unit: Unit):
     """The unit's policy. A checkpoint is deterministic, so it is loaded (and its
     network compiled) once per worker and task; other policies are built per unit
-    because the unit's seed drives them. A latent run's checkpoint acts through the
-    map its run trained with (:func:`~mskbench.agents.latent.wrapper.latent_filter_of`)."""
+    because the unit's seed drives them. A checkpoint acts as it records
+    (:func:`~mskbench.eval.protocol.load_policy`)."""
     ckpt = checkpoint_path(spec)
     if ckpt is None:
         return load_policy(spec, env, unit.seed)
     stat = Path(ckpt).stat()  # a checkpoint rewritten in place (a run still training) is loaded again
     key = (str(Path(ckpt).resolve()), stat.st_mtime_ns, stat.st_size, unit.task)
     if key not in _CHECKPOINT_POLICIES:
-        from mskbench.agents.latent.wrapper import LatentFilteredPolicy, latent_filter_of
-
-        policy = load_policy(spec, env, unit.seed)
-        flt = latent_filter_of(ckpt)
-        _CHECKPOINT_POLICIES[key] = policy if flt is None else LatentFilteredPolicy(policy, env, flt)
+        _CHECKPOINT_POLICIES[key] = load_policy(spec, env, unit.seed)
     return _CHECKPOINT_POLICIES[key]
 
 

@@ -19,6 +19,7 @@ import importlib
 import inspect
 from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 
 from mskbench.agents.checkpoint import checkpoint_path  # noqa: F401 - re-exported for the executors
 from mskbench.envs.perturbations import Perturbation
@@ -90,16 +91,14 @@ def episode_seeds(seed: int, episodes: int) -> list[int]:
 
 
 def check_protocol_tasks(names: Iterable[str]) -> list[str]:
-    """``names`` as a list if the protocol can evaluate each task alone; else a ValueError naming those it
-    cannot: a residual task acts through its base policy, which the protocol does not compose."""
-    from mskbench.catalog import task_ids
+    """``names`` as a list if the protocol can evaluate each task alone (made with its default options); else a
+    ValueError naming those it cannot, with the reason their catalog entries give (``protocol_refusal``)."""
+    from mskbench.catalog import TASKS
 
     names = list(names)
-    residual = [n for n in names if n in task_ids(family="residual")]
-    if residual:  # the protocol would run the residual action alone, on a default base
-        raise ValueError(f"{', '.join(residual)}: a residual run acts through its base policy, which the "
-                         "protocol does not compose; evaluate it with mskbench.paradigms.residual."
-                         "residual_policy(RUN, env) (docs/residual.md)")
+    refused = [n for n in names if n in TASKS and TASKS[n].protocol_refusal]
+    if refused:
+        raise ValueError(f"{', '.join(refused)}: {TASKS[refused[0]].protocol_refusal}")
     return names
 
 
@@ -126,9 +125,8 @@ def load_policy(spec: str, env, seed: int):
     ``spec`` is a built-in name (``zero``, ``passive``, ``random``; the privileged ``hold`` and
     ``expert`` of :mod:`mskbench.control`, which read ``env``'s simulator), a
     checkpoint of any trainer (a ``.npz`` file, or a run directory holding ``best.npz`` or
-    ``checkpoint.npz``; the deterministic policy, on any machine; one trained over the
-    expert — its observation layout has the expert's action block — acts with the expert
-    bound to ``env`` in the loop, :class:`mskbench.control.residual.ExpertResidualPolicy`), or
+    ``checkpoint.npz``; the deterministic policy, on any machine, acting as the checkpoint records:
+    :func:`checkpoint_acting`), or
     ``package.module:factory``. A factory is called with those of the keyword
     arguments ``task, observation_space, action_space, obs_layout, seed`` that
     its signature accepts, and must return an object with ``act(obs)`` (and
@@ -144,16 +142,12 @@ def load_policy(spec: str, env, seed: int):
         return make_policy(spec, env.action_space.shape[0], seed=seed)
     ckpt = checkpoint_path(spec)
     if ckpt is not None:
-        from mskbench.agents.checkpoint import load_policy, stored_layout
-        from mskbench.control.residual import ExpertResidualPolicy, has_base_block, with_base_block
+        acting = checkpoint_acting(ckpt)
+        if acting is not None:
+            return acting.policy(ckpt, env)
+        from mskbench.agents.checkpoint import load_policy as network
 
-        if has_base_block(stored_layout(ckpt)):  # trained over the expert: it acts with the expert in the loop
-            from mskbench.control import make_controller
-
-            expert = make_controller("expert", env)  # first: on a task it does not serve, the error names those
-            layout, size = with_base_block(env.obs_layout, env.observation_space.shape[0], env.action_space.shape[0])
-            return ExpertResidualPolicy(expert, load_policy(ckpt, layout, size))
-        return load_policy(ckpt, env.obs_layout, env.observation_space.shape[0])
+        return network(ckpt, env.obs_layout, env.observation_space.shape[0])
     factory = resolve_factory(spec)
     available = {"task": env.task.name, "observation_space": env.observation_space,
                  "action_space": env.action_space, "obs_layout": env.obs_layout, "seed": seed}
@@ -166,6 +160,25 @@ def load_policy(spec: str, env, seed: int):
     if not callable(getattr(policy, "act", None)):
         raise TypeError(f"policy factory {spec!r} returned {type(policy).__name__}, which has no act(obs) method")
     return policy
+
+
+def checkpoint_acting(ckpt: str | Path):
+    """How checkpoint ``ckpt`` acts: what its ``acts_through`` names
+    (:func:`mskbench.agents.checkpoint.acts_through`), made with its settings; None when its network acts alone.
+
+    That object has ``policy(checkpoint, env)``, the checkpoint's policy on a CPU env; for batched evaluation
+    ``batched_env(env)``, the env the checkpoint's network acts in (made with ``batched_options``, if it has
+    them), or else ``cpu_only``, why it has none."""
+    from mskbench.agents.checkpoint import acts_through
+
+    found = acts_through(ckpt)
+    if found is None:
+        return None
+    factory, settings = found
+    try:
+        return resolve_factory(factory)(**settings)
+    except (ValueError, TypeError) as exc:
+        raise ValueError(f"{ckpt} acts through {factory!r}, which fails: {exc}") from None
 
 
 def resolve_factory(spec: str):

@@ -14,6 +14,9 @@ the evaluation protocol.
   (:attr:`LatentPrior.eval_wrapper`, on the CPU or batched), so the periodic evaluation and ``best.npz``
   judge what the body executes. ``run.json`` records the model file
   and its SHA-256, the tube, the mode and the penalty schedule; a resume with another model is refused.
+* :class:`LatentActing` — how a latent run's checkpoint (and its export) acts wherever it is evaluated
+  (its ``acts_through``, :func:`mskbench.agents.checkpoint.acts_through`): through the map of the model
+  file its run trained with (same SHA-256), on a CPU env or inside the batched env's step.
 * :func:`evaluate_through` — ``mskbench latent eval``: deterministic episodes of any policy through the
   filter (the task's return, no penalty).
 """
@@ -26,7 +29,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from mskbench.agents.latent.core import DEFAULT_TUBE, PenaltySchedule
-from mskbench.agents.latent.wrapper import MODES, LatentActionWrapper, LatentFilteredEnv, check_tube, sha256_of
+from mskbench.agents.latent.wrapper import (MODES, LatentActionWrapper, LatentFilteredEnv, LatentFilteredPolicy,
+                                            check_tube, sha256_of)
 from mskbench.envs.wrappers import is_batched
 
 if TYPE_CHECKING:
@@ -98,6 +102,12 @@ class LatentPrior:
                 "latent_dim": self.model.latent_dim, "tube": self.tube, "mode": self.mode,
                 "penalty": self.schedule.as_dict()}
 
+    @property
+    def acts_through(self) -> tuple[str, dict[str, Any]]:
+        """How the run's checkpoints act outside training (``run.json``, every export): :class:`LatentActing`."""
+        return (f"{__name__}:LatentActing", {"model": str(self.path.resolve()), "model_sha256": self.sha256,
+                                             "tube": self.tube, "mode": self.mode})
+
     def __call__(self, env: Any, out_dir: Path | None, resume: bool = False) -> Any:
         steps = resumed_steps(out_dir) if resume and out_dir is not None else 0
         if not is_batched(env):
@@ -120,6 +130,40 @@ class LatentPrior:
                            batched_options={"muscle_moments": True})
 
 
+class LatentActing:
+    """How a latent run's checkpoint acts (its ``acts_through``): through the map of ``model`` (the file its run
+    trained with; with ``model_sha256``, a changed file is a ``ValueError``), ``tube`` and ``mode``. On a CPU env
+    :meth:`policy` is a :class:`~mskbench.agents.latent.wrapper.LatentFilteredPolicy`; batched, the
+    checkpoint's network acts in :meth:`batched_env`, whose worlds carry the moment matrix
+    (:attr:`batched_options`)."""
+
+    batched_options = {"muscle_moments": True}
+
+    def __init__(self, model: str, model_sha256: str | None = None, tube: float = DEFAULT_TUBE, mode: str = "hard"):
+        from mskbench.agents.latent.model import LatentModel
+
+        path = Path(model)
+        if not path.is_file():
+            raise ValueError(f"the run trained through the latent model {path}, which no longer exists")
+        if model_sha256 and sha256_of(path) != model_sha256:
+            raise ValueError(f"the run trained through the latent model {path}, which has changed since "
+                             "(its SHA-256 differs from the one recorded)")
+        if mode not in MODES:
+            raise ValueError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
+        self.model, self.tube, self.mode = LatentModel.load(path), check_tube(tube), mode
+
+    def policy(self, checkpoint: str | Path, env: Any) -> LatentFilteredPolicy:
+        from mskbench.agents.checkpoint import load_policy
+
+        network = load_policy(checkpoint, env.obs_layout, env.observation_space.shape[0])
+        return LatentFilteredPolicy(network, env, self.model, self.tube, self.mode)
+
+    def batched_env(self, env: Any) -> Any:
+        from mskbench.agents.latent.batched import LatentBatchedEnv
+
+        return LatentBatchedEnv(env, self.model, self.tube, self.mode)
+
+
 def resumed_steps(out_dir: str | Path) -> int:
     """Transitions a resumed run has made: the last training log row's ``steps`` (the checkpoint's)."""
     from mskbench.agents.run_dir import RunDir
@@ -129,17 +173,20 @@ def resumed_steps(out_dir: str | Path) -> int:
 
 def evaluate_through(task: str, policy: Any, model: "LatentModel", *, tube: float = DEFAULT_TUBE,
                      mode: str = "hard", episodes: int = 10, seed: int = 10_000) -> dict[str, Any]:
-    """``episodes`` deterministic episodes of ``policy`` (a spec or an object with ``act``) on ``task`` through
-    the map, seeds ``seed, seed + 1, ...``: mean return, success rate, mean length, mean ``L_dev``."""
+    """``episodes`` deterministic episodes of ``policy`` (a spec or an object with ``act``; a checkpoint's
+    network, whatever its run acted through) on ``task`` through the map, seeds ``seed, seed + 1, ...``: mean return, success rate, mean length, mean ``L_dev``."""
     from mskbench.envs.cpu_env import MSKEnv
     from mskbench.eval.episodes import run_episode
 
     env = LatentFilteredEnv(MSKEnv(task), model, tube, mode)
     try:
         if isinstance(policy, str):
+            from mskbench.agents.checkpoint import checkpoint_path, load_policy as network
             from mskbench.eval.protocol import load_policy
 
-            policy = load_policy(policy, env, seed)
+            ckpt = checkpoint_path(policy)  # a checkpoint's network alone: the filter is this env's
+            policy = (network(ckpt, env.obs_layout, env.observation_space.shape[0]) if ckpt is not None
+                      else load_policy(policy, env, seed))
         results = [run_episode(env, policy, seed + i) for i in range(episodes)]  # type: ignore[arg-type]
     finally:
         env.close()
@@ -151,4 +198,4 @@ def evaluate_through(task: str, policy: Any, model: "LatentModel", *, tube: floa
             "mean_deviation": float(mean_dev), "returns": [float(r.episode_return) for r in results]}
 
 
-__all__ = ["LatentPrior", "collect_expert", "evaluate_through", "resumed_steps"]
+__all__ = ["LatentActing", "LatentPrior", "collect_expert", "evaluate_through", "resumed_steps"]

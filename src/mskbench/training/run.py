@@ -45,7 +45,9 @@ class EnvWrapper(Protocol):
     :class:`mskbench.paradigms.latent.LatentPrior`). ``settings`` are recorded in ``run.json``
     (``env_wrapper``); a resumed run must have the same. ``eval_wrapper``: how the run's evaluation runs
     the policy (None: as the protocol does); ``batched_env_options``: keyword arguments of the batched
-    training env it needs."""
+    training env it needs. A wrapper whose policy acts through it outside training too also has
+    ``acts_through``: ``("module:factory", settings)``, recorded in ``run.json`` for
+    :func:`mskbench.agents.checkpoint.acts_through`."""
 
     @property
     def settings(self) -> dict[str, Any]: ...
@@ -285,6 +287,9 @@ def train(task: str | Task, algo: str = "ppo", *, backend: str = "cpu", impl: st
         settings.update(devices=cfg.devices, processes=jax.process_count())
     if env_wrapper is not None:
         settings["env_wrapper"] = dict(env_wrapper.settings)
+        acting = getattr(env_wrapper, "acts_through", None)  # how the run's checkpoints act (None: alone)
+        if acting is not None:
+            settings["acts_through"], settings["acts_settings"] = acting[0], dict(acting[1])
     out_dir = Path(out) if out is not None else None
     if out_dir is not None and (writer or resume):
         _check_run_dir(out_dir, settings, resume, _jsonable(config_defaults(cfg)))

@@ -20,15 +20,14 @@ map runs inside the jitted step (:class:`mskbench.agents.latent.batched.LatentBa
 
 :class:`LatentFilteredPolicy` puts the map on the policy's side instead (it reads S and M of the env it
 acts in), so the evaluation protocol (``mskbench eval --policy RUN``) runs a latent run's checkpoint
-through the map its run trained with (:func:`latent_filter_of`).
+through the map its run trained with (:class:`mskbench.paradigms.latent.LatentActing`).
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -195,47 +194,13 @@ class LatentFilteredEnv:
         self.env.close()
 
 
-# -- a trained run's filter, for the evaluation protocol ----------------------------------------------------
+# -- a trained run's filter, for the evaluation protocol (mskbench.paradigms.latent.LatentActing) ------------
 def sha256_of(path: str | Path) -> str:
     h = hashlib.sha256()
     with open(path, "rb") as f:
         for chunk in iter(lambda: f.read(1 << 20), b""):
             h.update(chunk)
     return h.hexdigest()
-
-
-class LatentFilter(NamedTuple):
-    """The map a latent run trained through: its model, tube and mode."""
-
-    model: "LatentModel"
-    tube: float
-    mode: str
-
-
-def latent_filter_of(checkpoint: str | Path) -> LatentFilter | None:
-    """The latent map of the run a checkpoint belongs to (its directory's ``run.json`` records
-    ``env_wrapper.paradigm == "latent"``), or None for any other checkpoint. The model must still be the
-    file the run trained with (same SHA-256); otherwise a ``ValueError`` says which."""
-    from mskbench.agents.latent.model import LatentModel
-    from mskbench.agents.run_dir import RunDir
-
-    run = RunDir(Path(checkpoint).parent)
-    if not run.is_run():
-        return None
-    try:
-        wrapper = run.settings().get("env_wrapper") or {}
-    except (OSError, json.JSONDecodeError):
-        return None
-    if wrapper.get("paradigm") != "latent":
-        return None
-    path = Path(wrapper["model"])
-    if not path.is_file():
-        raise ValueError(f"{checkpoint} was trained through the latent model {path}, which no longer exists")
-    if wrapper.get("model_sha256") and sha256_of(path) != wrapper["model_sha256"]:
-        raise ValueError(f"{checkpoint} was trained through the latent model {path}, which has changed since "
-                         "(its SHA-256 differs from run.json's)")
-    return LatentFilter(LatentModel.load(path), check_tube(wrapper.get("tube", DEFAULT_TUBE)),
-                        wrapper.get("mode", "hard"))
 
 
 class LatentFilteredPolicy:
@@ -247,13 +212,14 @@ class LatentFilteredPolicy:
     noise goes between ``normalize_observation`` and ``act_normalized`` of the wrapped policy.
     """
 
-    def __init__(self, policy: Any, env: "MSKEnv", flt: LatentFilter):
+    def __init__(self, policy: Any, env: "MSKEnv", model: "LatentModel", tube: float = DEFAULT_TUBE,
+                 mode: str = "hard"):
         from mskbench.policies import as_policy
 
         self.policy = as_policy(policy)
         self.env = env
-        self.map = LatentActionMap(flt.model, flt.tube, flt.mode)
-        self.features = _features([env], flt.model)[0]
+        self.map = LatentActionMap(model, tube, mode)
+        self.features = _features([env], model)[0]
 
     def _filter(self, action: Any) -> np.ndarray:
         return self.map.one(action, self.features, self.env.data)[0]
@@ -271,5 +237,5 @@ class LatentFilteredPolicy:
         return self._filter(self.policy.act(obs))
 
 
-__all__ = ["MODES", "LatentActionMap", "LatentActionWrapper", "LatentFilter", "LatentFilteredEnv",
-           "LatentFilteredPolicy", "latent_filter_of", "sha256_of"]
+__all__ = ["MODES", "LatentActionMap", "LatentActionWrapper", "LatentFilteredEnv", "LatentFilteredPolicy",
+           "sha256_of"]

@@ -5,7 +5,8 @@
 (:mod:`mskbench.control.residual`): per world the expert bound to that world's simulator gives ``a_base``,
 the trained policy ``a_res`` (its observation: the task's, then ``a_base``), the world executes
 ``clip(a_base + 0.6 · clip(a_res, −1, 1), −1, 1)`` and the reward adds ``−0.02 · mean(a_res²)``. The
-run's periodic evaluation acts with the expert in the loop, as ``mskbench eval --policy RUN`` does.
+run's periodic evaluation acts with the expert in the loop, as ``mskbench eval --policy RUN`` does (the run's
+``acts_through``: :class:`ExpertResidualActing`).
 
 The expert reads the simulator (model, contacts, task state), so such a run's policy is *privileged*: its
 evaluations are recorded as privileged and the leaderboard keeps them apart from the observation-only
@@ -18,7 +19,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from mskbench.control.residual import ALPHA, BASE_BLOCK, C_RES, FORMULA, ExpertBaseVectorEnv, ExpertResidualPolicy
+from mskbench.control.residual import (ALPHA, BASE_BLOCK, C_RES, FORMULA, ExpertBaseVectorEnv, ExpertResidualPolicy,
+                                       with_base_block)
 from mskbench.envs.wrappers import is_batched
 
 #: The ``--base`` of residual RL over the expert.
@@ -48,11 +50,35 @@ class ExpertResidualWrapper:
 
         return EvalWrapper(cpu_policy=lambda policy, env: ExpertResidualPolicy.bound(policy, env), mean_length=True)
 
+    @property
+    def acts_through(self) -> tuple[str, dict[str, Any]]:
+        """How the run's checkpoints act outside training (``run.json``, every export): :class:`ExpertResidualActing`."""
+        return f"{__name__}:ExpertResidualActing", {"alpha": ALPHA}
+
     def __call__(self, env, out_dir: Path | None, resume: bool):
         if is_batched(env):
             raise ValueError("residual RL over the expert binds the expert to each world's MuJoCo C simulator: "
                              "backend 'cpu', not 'jax'")
         return ExpertBaseVectorEnv(env)
+
+
+class ExpertResidualActing:
+    """How a checkpoint trained over the expert acts (its ``acts_through``): with the expert bound to the CPU env
+    it acts in, on the observation with the expert's action appended
+    (:class:`~mskbench.control.residual.ExpertResidualPolicy`). It has no batched form (:attr:`cpu_only`)."""
+
+    cpu_only = "a policy trained over the expert acts with it, and the expert reads the MuJoCo C simulator of a CPU env"
+
+    def __init__(self, alpha: float = ALPHA):
+        self.alpha = float(alpha)
+
+    def policy(self, checkpoint: str | Path, env) -> ExpertResidualPolicy:
+        from mskbench.agents.checkpoint import load_policy
+        from mskbench.control import make_controller
+
+        expert = make_controller("expert", env)  # first: on a task it does not serve, the error names those
+        layout, size = with_base_block(env.obs_layout, env.observation_space.shape[0], env.action_space.shape[0])
+        return ExpertResidualPolicy(expert, load_policy(checkpoint, layout, size), self.alpha)
 
 
 def check_expert_residual(task: str, backend: str = "cpu", algo: str = "ppo") -> str:

@@ -28,7 +28,8 @@ privileged expert (:mod:`mskbench.control.residual`) executes too.
   ``run_episode`` and the periodic evaluation of a residual run
   (:attr:`ResidualWrapper.eval_wrapper`, through which :func:`mskbench.train`
   runs the protocol's). Evaluation returns are the task's rewards (without the
-  residual penalty, a training cost).
+  residual penalty, a training cost). A residual run's checkpoint and its export act so wherever they
+  are loaded (:class:`ResidualActing`, their ``acts_through``).
 
 ``mskbench train ResidualWalk --base RUN`` (or :func:`train_residual`) trains one.
 """
@@ -47,8 +48,8 @@ from mskbench.envs.vector import checked_actions
 from mskbench.envs.wrappers import BatchedWrapper, VectorWrapper, is_batched
 from mskbench.paradigms.residual.tasks import resolve_base
 
-__all__ = ["FORMULA", "ResidualBatchedEnv", "ResidualMap", "ResidualPolicy", "ResidualVectorEnv", "ResidualWrapper",
-           "combine", "residual_penalty", "residual_policy", "train_residual"]
+__all__ = ["FORMULA", "ResidualActing", "ResidualBatchedEnv", "ResidualMap", "ResidualPolicy", "ResidualVectorEnv",
+           "ResidualWrapper", "combine", "residual_penalty", "residual_policy", "train_residual"]
 
 
 class ResidualMap:
@@ -158,10 +159,30 @@ class ResidualWrapper:
         return EvalWrapper(cpu_policy=lambda policy, env: ResidualPolicy(policy, ResidualMap(env.task, env.obs_layout)),
                            batched_env=lambda env: ResidualBatchedEnv(env, penalty=False), mean_length=True)
 
+    @property
+    def acts_through(self) -> tuple[str, dict[str, Any]]:
+        """How the run's checkpoints act outside training (``run.json``, every export): :class:`ResidualActing`."""
+        return f"{__name__}:ResidualActing", {}
+
     def __call__(self, env, out_dir: Path | None, resume: bool):
         if is_batched(env):
             return ResidualBatchedEnv(env)
         return ResidualVectorEnv(env)
+
+
+class ResidualActing:
+    """How a residual run's checkpoint acts (its ``acts_through``): the residual map of the residual task it
+    acts in, over the base that task's options name. On a CPU env :meth:`policy` is a :class:`ResidualPolicy`;
+    batched, the checkpoint's network acts in :meth:`batched_env` (without the penalty, a training cost)."""
+
+    def policy(self, checkpoint: str | Path, env) -> "ResidualPolicy":
+        from mskbench.agents.checkpoint import load_policy
+
+        network = load_policy(checkpoint, env.obs_layout, env.observation_space.shape[0])
+        return ResidualPolicy(network, ResidualMap(env.task, env.obs_layout))
+
+    def batched_env(self, env) -> ResidualBatchedEnv:
+        return ResidualBatchedEnv(env, penalty=False)
 
 
 class ResidualPolicy:
@@ -183,10 +204,12 @@ class ResidualPolicy:
 
 def residual_policy(policy_spec: str, env) -> ResidualPolicy:
     """The residual policy of a run directory or checkpoint ``policy_spec`` on ``env`` (an
-    :class:`~mskbench.envs.MSKEnv` of its residual task, made with the run's ``base``)."""
+    :class:`~mskbench.envs.MSKEnv` of its residual task, made with the run's ``base``): a residual run's
+    checkpoint acts so by itself (:class:`ResidualActing`); any other policy is put through the map."""
     from mskbench.eval.protocol import load_policy
 
-    return ResidualPolicy(load_policy(policy_spec, env, 0), ResidualMap(env.task, env.obs_layout))
+    policy = load_policy(policy_spec, env, 0)
+    return policy if isinstance(policy, ResidualPolicy) else ResidualPolicy(policy, ResidualMap(env.task, env.obs_layout))
 
 
 def train_residual(task: str, base: str, **kwargs: Any):
