@@ -11,7 +11,7 @@ evaluation protocol needs. Which file of a run directory is evaluated:
 
 How a checkpoint acts (:func:`acts_through`): by its network alone, or through what its run trained with (a
 paradigm's action map, a base policy), named ``module:factory`` with the factory's keyword settings. An export
-may record them in its file (entries ``acts_through`` and ``acts_settings``); a run's checkpoint, in the
+records them in its file (entries ``acts_through`` and ``acts_settings``); a run's checkpoint, in the
 ``run.json`` beside it; a checkpoint from before either recorded it has them inferred here, in one place.
 :func:`mskbench.eval.protocol.load_policy` resolves them.
 """
@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from mskbench.agents import algorithm_for_format, ppo
-from mskbench.agents.base import PolicyCheckpoint
+from mskbench.agents.base import PolicyCheckpoint, savez_atomic
 from mskbench.agents.run_dir import RunDir, checkpoint_path  # noqa: F401 - where the evaluation protocol finds it
 
 __all__ = ["acts_through", "checkpoint_format", "checkpoint_path", "export_policy", "load", "load_policy",
@@ -63,7 +63,14 @@ def export_policy(src: str | Path, dst: str | Path) -> Path:
     """Write the policy of checkpoint ``src`` to ``dst`` without what only training needs (for our
     PPO: the critic, the optimiser's moments, the RNG key): a smaller file that evaluates with the
     same actions and cannot be resumed."""
-    return algorithm_for_format(checkpoint_format(src)).export_policy(Path(src), Path(dst))
+    acting = acts_through(src)
+    dst = algorithm_for_format(checkpoint_format(src)).export_policy(Path(src), Path(dst))
+    if acting is not None:  # the export acts as its run did, wherever it is copied
+        with np.load(dst, allow_pickle=False) as z:
+            arrays = {k: z[k] for k in z.files}
+        arrays.update(acts_through=np.array(acting[0]), acts_settings=np.array(json.dumps(acting[1])))
+        savez_atomic(dst, arrays)
+    return dst
 
 
 def acts_through(path: str | Path) -> tuple[str, dict[str, Any]] | None:

@@ -314,7 +314,8 @@ def export_policy_cmd(run: Path, out: Path, overwrite: bool):
 
     The file is a fraction of the checkpoint's size (Table XVI's Walk networks: 14.3 MB of 80.7 MB),
     evaluates with the same actions (mskbench eval --policy OUT, mskbench mouse eval --policy OUT),
-    and cannot be resumed.
+    and cannot be resumed. It records how RUN's policy acts (through a latent map, a residual's base),
+    so OUT acts as RUN does wherever it is copied.
     """
     from mskbench.agents.checkpoint import checkpoint_path, export_policy
 
