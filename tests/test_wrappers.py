@@ -58,3 +58,17 @@ def test_batched_wrapper_delegates_and_keeps_the_protocol():
     assert env.reset(7) == ("state", 7)
     assert env.refresh("s") == ("fresh", "s")
     assert env.step("s", 1, auto_reset=False, record=True) == ("s", (1, False, True))
+
+
+def test_worlds_are_reached_through_wrappers_and_an_env_without_them_is_a_one_line_error():
+    import pytest
+
+    from mskbench.envs.vector import worlds
+
+    inner = _Vector()
+    inner.envs = ["world 0", "world 1"]  # an MSKVectorEnv's worlds
+    assert worlds(inner) == worlds(VectorWrapper(VectorWrapper(inner)), "a test") == ["world 0", "world 1"]
+    assert worlds(_Batched()) == []  # the batched env has none: asked softly, an empty list
+    with pytest.raises(ValueError, match=r"^latent-action filtering needs the worlds of the CPU vector env "
+                                         r"\(backend 'cpu'\), not a BatchedWrapper$"):
+        worlds(BatchedWrapper(_Batched()), "latent-action filtering")

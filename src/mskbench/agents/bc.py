@@ -49,8 +49,7 @@ from typing import Any
 import numpy as np
 
 from mskbench.agents.base import RESUME_FREE, PolicyCheckpoint, check_obs_layout, config_defaults, flatten_tree
-from mskbench.agents.base import layout_json
-from mskbench.agents.base import savez_atomic, unflatten_tree
+from mskbench.agents.base import layout_json, savez_atomic, unflatten_tree
 from mskbench.agents.bc_student import ActivationSpace, read_demos, stack_members, student_action  # noqa: F401
 from mskbench.agents.bc_student import widen_members
 from mskbench.agents.bc_worlds import DaggerWorlds, WorldPool  # noqa: F401 (the API)
@@ -334,13 +333,14 @@ class BCLearner:
     continues a run (same settings; its data set is read back from the checkpoint's folder)."""
 
     def __init__(self, env: Any, cfg: BCConfig, checkpoint: Path | None = None):
-        envs = getattr(env, "envs", None)
-        if envs is None or not hasattr(envs[0], "task"):
+        from mskbench.control.registry import behaviour_for
+        from mskbench.envs.vector import worlds
+
+        envs = worlds(env, "bc (it distils the expert)")
+        if not hasattr(envs[0], "task"):
             raise ValueError("bc distils the expert on the CPU env (backend='cpu') without a paradigm's wrapper")
         if env.num_envs != cfg.num_envs:
             raise ValueError(f"the env has {env.num_envs} worlds, the config says num_envs={cfg.num_envs}")
-        from mskbench.control.registry import behaviour_for
-
         task = envs[0].task
         behaviour_for(cfg.teacher, task.name)  # a clear error for a task the teacher does not serve
         self.env, self.cfg, self.task = env, cfg, task

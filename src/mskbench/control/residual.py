@@ -35,7 +35,7 @@ import numpy as np
 
 from mskbench.control.registry import make_controller
 from mskbench.envs.residual_action import ALPHA, C_RES, FORMULA, combine, residual_penalty
-from mskbench.envs.vector import checked_actions, step_each
+from mskbench.envs.vector import checked_actions, step_each, worlds
 from mskbench.envs.wrappers import VectorWrapper
 from mskbench.policies import as_policy
 
@@ -67,11 +67,7 @@ class ExpertBaseVectorEnv(VectorWrapper):
 
     def __init__(self, env: Any, *, alpha: float = ALPHA, c_res: float = C_RES):
         super().__init__(env)
-        worlds = getattr(env, "envs", None)
-        if worlds is None:
-            raise TypeError(f"{type(env).__name__} has no worlds (envs) to bind the expert to: residual RL over "
-                            "the expert trains on the CPU vector env (backend 'cpu')")
-        self.worlds = list(worlds)
+        self.worlds = worlds(env, "residual RL over the expert (it binds an expert to each world's simulator)")
         self.experts = [make_controller("expert", w) for w in self.worlds]
         self.alpha, self.c_res = float(alpha), float(c_res)
         self.obs_layout, self.obs_size = with_base_block(env.obs_layout, env.obs_size, env.action_size)

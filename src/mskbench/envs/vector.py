@@ -52,6 +52,18 @@ def step_each(returns: np.ndarray, obs_size: int, step_one, reset_one):
     return obs, reward, terminated, truncated, {"final_obs": final, "episode_returns": finished}
 
 
+def worlds(env, needed_by: str | None = None) -> list:
+    """The worlds of a CPU vector env: the :class:`~mskbench.envs.MSKEnv` each of an :class:`MSKVectorEnv`, through
+    any wrapper of one (a wrapper that replaces them, as the agentic tuner's, gives its own). The one way the
+    package reaches them. An env without worlds (the batched JAX env): ``[]``, or with ``needed_by`` (what
+    needs them) a one-line ``ValueError``."""
+    found = getattr(env, "envs", None)
+    if not found and needed_by is not None:
+        raise ValueError(f"{needed_by} needs the worlds of the CPU vector env (backend 'cpu'), not a "
+                         f"{type(env).__name__}")
+    return list(found or [])
+
+
 class MSKVectorEnv:
     """``num_envs`` :class:`~mskbench.envs.MSKEnv` of one task (an id, or a
     :class:`~mskbench.tasks.Task` that each env gets its own copy of)."""

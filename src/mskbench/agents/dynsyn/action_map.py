@@ -422,7 +422,9 @@ def stored_map(record: Mapping[str, Any]) -> Callable[[Any, Any], Any]:
 
 def _env_muscles(env: Any) -> tuple[str, ...] | None:
     """The muscle names of a vector env's worlds (MSKVectorEnv), or None when it does not tell."""
-    envs = getattr(env, "envs", None)
+    from mskbench.envs.vector import worlds
+
+    envs = worlds(env)
     if envs:
         handles = getattr(envs[0], "handles", None)
         if handles is not None:

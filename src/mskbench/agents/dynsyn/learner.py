@@ -41,9 +41,9 @@ def learner_action_map(settings: Mapping[str, Any], env: "VectorEnv") -> tuple[i
             raise ValueError(f"DynSyn groups file {path} does not exist (make one with 'mskbench synergies')") \
                 from None
     else:
-        envs = getattr(env, "envs", None)
-        if not envs:
-            raise ValueError("computing DynSyn groups needs an MSKVectorEnv; pass settings['groups'] (a JSON file)")
+        from mskbench.envs.vector import worlds
+
+        envs = worlds(env, "computing DynSyn groups (else pass settings['groups'], a JSON file)")
         groups = compute_groups(None, env=envs[0], n_groups=int(settings.get("n_groups", DEFAULT_N_GROUPS)),
                                 steps=int(settings.get("steps", DEFAULT_STEPS)), seed=int(settings.get("seed", 0)))
     if groups.n_muscles != env.action_size:

@@ -114,16 +114,16 @@ class LatentActionWrapper(VectorWrapper):
 
     def __init__(self, env: "MSKVectorEnv", model: "LatentModel", tube: float = DEFAULT_TUBE,
                  schedule: PenaltySchedule | None = None, mode: str = "hard", steps: int = 0):
-        envs = getattr(env, "envs", None)
-        if not envs:
-            raise ValueError(f"latent-action filtering reads the worlds' MuJoCo data: it needs a CPU vector env "
-                             f"(MSKVectorEnv), not a {type(env).__name__}")
+        from mskbench.envs.vector import worlds
+
+        envs = worlds(env, "latent-action filtering (it reads each world's MuJoCo data)")
         if env.action_size != model.n_muscles:
             raise ValueError(f"the model decodes {model.n_muscles} muscles; the env acts on {env.action_size}")
         super().__init__(env)
         self.map = LatentActionMap(model, tube, mode)
         self.schedule = schedule if schedule is not None else PenaltySchedule()
-        self.features = _features(list(envs), model)
+        self.worlds = envs
+        self.features = _features(envs, model)
         self.action_size = self.map.action_size
         self.steps = 0
         self.set_step(steps)
@@ -140,9 +140,8 @@ class LatentActionWrapper(VectorWrapper):
 
     def observe(self) -> tuple[np.ndarray, np.ndarray]:
         """S ``(worlds, muscles, 4)`` and M's nonzeros ``(worlds, nnz)`` of the worlds now."""
-        envs = self.env.envs
-        return (np.stack([f.states(e.data) for f, e in zip(self.features, envs)]),
-                np.stack([f.moments(e.data) for f, e in zip(self.features, envs)]))
+        return (np.stack([f.states(e.data) for f, e in zip(self.features, self.worlds)]),
+                np.stack([f.moments(e.data) for f, e in zip(self.features, self.worlds)]))
 
     def step(self, actions: Any):
         states, moments = self.observe()

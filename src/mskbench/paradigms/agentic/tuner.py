@@ -216,7 +216,9 @@ class AgenticVectorEnv(VectorWrapper):
             raise RuntimeError("the tuner has no weights file yet")
         super().__init__(env)
         self.tuner = tuner
-        self.envs = [RewardWeightWrapper(e, tuner.store, tuner.window) for e in env.envs]
+        from mskbench.envs.vector import worlds
+
+        self.envs = [RewardWeightWrapper(e, tuner.store, tuner.window) for e in worlds(env, "agentic reward tuning")]
         self._returns = np.zeros(self.num_envs)
 
     def reset(self, seed: int | None = None) -> np.ndarray:
@@ -329,12 +331,12 @@ class AgenticTuner:
         return None if self.run_dir is None else self.run_dir / LOG_FILE
 
     def __call__(self, env: Any, out_dir: Path | None, resume: bool = False) -> AgenticVectorEnv:
-        from mskbench.envs.vector import MSKVectorEnv
+        from mskbench.envs.vector import MSKVectorEnv, worlds
 
         if not isinstance(env, MSKVectorEnv):
             raise ValueError(f"agentic reward tuning runs on the CPU training env (backend='cpu'), "
                              f"not on a {type(env).__name__}")
-        first = env.envs[0]
+        first = worlds(env)[0]
         if self.reasoner is None:
             self.reasoner = make_reasoner(self.reasoner_name)
         if isinstance(self.reasoner, HTTPReasoner) and not self.reasoner.task:

@@ -44,7 +44,7 @@ import numpy as np
 
 from mskbench.catalog import task_ids
 from mskbench.envs.residual_action import FORMULA, combine, residual_penalty
-from mskbench.envs.vector import checked_actions
+from mskbench.envs.vector import checked_actions, worlds
 from mskbench.envs.wrappers import BatchedWrapper, VectorWrapper, is_batched
 from mskbench.paradigms.residual.tasks import resolve_base
 
@@ -90,7 +90,8 @@ class ResidualVectorEnv(VectorWrapper):
 
     def __init__(self, env, *, penalty: bool = True):
         super().__init__(env)
-        self.map = ResidualMap(env.envs[0].task, env.obs_layout)
+        task = worlds(env, "the residual map (it reads the worlds' task)")[0].task
+        self.map = ResidualMap(task, env.obs_layout)
         self.use_penalty = penalty
         self._obs: np.ndarray | None = None
         self._returns = np.zeros(env.num_envs)
@@ -209,7 +210,9 @@ def residual_policy(policy_spec: str, env) -> ResidualPolicy:
     from mskbench.eval.protocol import load_policy
 
     policy = load_policy(policy_spec, env, 0)
-    return policy if isinstance(policy, ResidualPolicy) else ResidualPolicy(policy, ResidualMap(env.task, env.obs_layout))
+    if isinstance(policy, ResidualPolicy):
+        return policy
+    return ResidualPolicy(policy, ResidualMap(env.task, env.obs_layout))
 
 
 def train_residual(task: str, base: str, **kwargs: Any):
