@@ -174,7 +174,8 @@ def resumed_steps(out_dir: str | Path) -> int:
 def evaluate_through(task: str, policy: Any, model: "LatentModel", *, tube: float = DEFAULT_TUBE,
                      mode: str = "hard", episodes: int = 10, seed: int = 10_000) -> dict[str, Any]:
     """``episodes`` deterministic episodes of ``policy`` (a spec or an object with ``act``; a checkpoint's
-    network, whatever its run acted through) on ``task`` through the map, seeds ``seed, seed + 1, ...``: mean return, success rate, mean length, mean ``L_dev``."""
+    network, whatever its run acted through) on ``task`` through the map, seeds ``seed, seed + 1, ...``: mean
+    return, success rate, mean length, mean ``L_dev``."""
     from mskbench.envs.cpu_env import MSKEnv
     from mskbench.eval.episodes import run_episode
 

@@ -52,7 +52,8 @@ class ExpertResidualWrapper:
 
     @property
     def acts_through(self) -> tuple[str, dict[str, Any]]:
-        """How the run's checkpoints act outside training (``run.json``, every export): :class:`ExpertResidualActing`."""
+        """How the run's checkpoints act outside training (``run.json``, every export):
+        :class:`ExpertResidualActing`."""
         return f"{__name__}:ExpertResidualActing", {"alpha": ALPHA}
 
     def __call__(self, env, out_dir: Path | None, resume: bool):
