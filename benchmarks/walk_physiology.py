@@ -8,10 +8,11 @@ loop, :func:`mskbench.eval.episodes.run_episode`, seeds 0, 4 and 6 by default: t
 1. EMG-envelope similarity, the project's own metric (Eq. 14, :mod:`mskbench.metrics.emg`) against the
    Santuz treadmill-walking reference (``../shared/data/emg_reference/walking_treadmill_santuz.csv``,
    13 right-leg channels, :data:`~mskbench.metrics.emg.SANTUZ_TO_MYOFULLBODY`): r per channel and their
-   mean, as the evaluator records it (cycles cut at the rising edges of the right heel touch sensor,
-   ``run_episode(..., emg_reference=...)``), and with the cycles cut at the right foot's touchdowns
-   from its ground-reaction force (the load hysteresis below), so that heel-sensor chatter cannot cut a
-   stride in two. The paper's MuscleMimic walking r stands beside SO (soleus), BF (biceps femoris long
+   mean, with the cycles cut at the rising edges of the right heel touch sensor (how the evaluator cut
+   them before it took the right foot's touchdowns), and with the cycles cut at the right foot's
+   touchdowns from its ground-reaction force (the load hysteresis below), so that heel-sensor chatter
+   cannot cut a stride in two. The evaluator's own record (``run_episode(..., emg_reference=...)``,
+   cycles at the right foot's touchdowns from its touch sensors) is kept in the JSON as ``emg_record``. The paper's MuscleMimic walking r stands beside SO (soleus), BF (biceps femoris long
    head) and ST (semitendinosus): 0.71, 0.69, 0.63. Pooled: the cycles of all episodes averaged into one
    envelope per channel, then Eqs. 30 and 32.
 2. Vertical ground-reaction force per stance: the sum over the foot's contacts with the floor (every
@@ -338,7 +339,7 @@ def run(seeds: list[int], reference_path: Path | None, evalkit_path: Path | None
                 acts = np.clip(np.array([r[3] for r in rows], np.float64), 0.0, 1.0)  # per step, as run_episode
                 heel = np.array([r[6][heel_col] for r in rows], np.float64)
                 sig = channel_signals(acts, h.muscle_names, channels)
-                ep["emg_record"] = rec.emg  # the evaluator's record: cycles at r_foot sensor rising edges
+                ep["emg_record"] = rec.emg  # the evaluator's record: cycles at the right foot's touchdowns
                 strikes = heel_strikes(heel)
                 if len(strikes) >= 2:
                     pooled_cycles["heel_sensor"].append(cycle_envelopes(sig, strikes))
@@ -399,7 +400,7 @@ def table(out: dict) -> str:
         lines.append(label.ljust(w0) + "".join(v.rjust(w) for v in vals) + ("   " + norm if norm else ""))
 
     if "emg_channels" in out:
-        for key, title in (("heel_sensor", "EMG r, Eq. 14 (evaluator: r heel sensor edges)"),
+        for key, title in (("heel_sensor", "EMG r, Eq. 14 (cycles at r heel sensor edges)"),
                            ("grf_touchdowns", "EMG r, Eq. 14 (cycles at r GRF touchdowns)")):
             lines.append(title)
             per_ep = [e["emg_record"] if key == "heel_sensor" else e["emg_grf_cycles"] for e in eps]

@@ -319,3 +319,38 @@ def test_calibration_rows_carry_the_medians_and_the_tables_show_them_for_walking
     md = cal.markdown({"native": {t: cal._native(t) for t in ("Walk", "Stand")}, "rows": [walk, stand]})
     assert "| steps · distance · forward speed (medians; walking tasks) | terminations |" in md
     assert "| 8 · 2.00 m · 0.50 m/s | tilted 3 |" in md and "|  | tilted 1 |" in md
+
+
+def test_emg_cycles_start_at_the_right_foot_touchdowns_not_at_heel_re_touches():
+    """A record's EMG cycles are cut at the right foot's touchdowns (heel and toes, the step counter's
+    hysteresis): a heel that lifts for two samples mid-stance while the toes carry the foot does not
+    start a cycle, as a bare rising edge of the heel sensor would."""
+    from mskbench.eval.episodes import emg_metric, right_foot_strikes
+    from mskbench.metrics.emg import SANTUZ_TO_MYOFULLBODY, EMGReference, heel_strikes
+
+    dt, weight, stride, strides = 0.01, 800.0, 100, 4
+    T = stride * strides + 1
+    touch = np.zeros((T, len(PROGRESS_SENSORS)))
+    heel_col, toes_col = PROGRESS_SENSORS.index("r_foot"), PROGRESS_SENSORS.index("r_toes")
+    for k in range(strides + 1):
+        a = k * stride
+        touch[a:a + 60, heel_col] = 0.6 * weight  # stance: 60 samples, swing: 40 (0.4 s in the air)
+        touch[a:a + 60, toes_col] = 0.4 * weight
+        touch[a + 30:a + 32, heel_col] = 0.0  # the heel lifts for 20 ms mid-stance
+    touch = touch[:T]
+    trace = ProgressTrace(touch, np.zeros((T, 2)), np.zeros(T), weight)
+    strikes = right_foot_strikes(trace, dt, T)
+    np.testing.assert_array_equal(strikes, np.arange(1, strides + 1) * stride)  # sample 0 starts down
+    assert len(heel_strikes(touch[:, heel_col])) == 2 * strides  # the bare edges: a re-touch per stride too
+    channels = tuple(SANTUZ_TO_MYOFULLBODY)[:2]
+    muscles = [name for ch in channels for name in np.atleast_1d(SANTUZ_TO_MYOFULLBODY[ch])]
+    ref = EMGReference(channels, np.stack([np.sin(np.linspace(0, np.pi, 101))] * 2, 1), np.arange(101.0))
+    phase = (np.arange(T) % stride) / stride
+    acts = np.stack([np.sin(np.pi * phase)] * len(muscles), 1)
+    emg = emg_metric(ref, acts, touch[:, heel_col], "Walk", muscles, strikes=strikes)
+    assert emg["cycles"] == strides - 1 and emg["mean_r"] == pytest.approx(1.0, abs=1e-6)
+    assert right_foot_strikes(None, dt, T) is None
+    # and the record cuts them so (its traces: one row per control step taken)
+    rec = episode_record("Walk", 0, 0.0, T, False, "time_limit", acts, np.zeros((T, 3)), touch[:, heel_col], dt,
+                         muscles, emg_reference=ref, progress=trace)
+    assert rec.emg["cycles"] == strides - 1

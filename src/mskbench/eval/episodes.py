@@ -46,8 +46,12 @@ and batched paths; they are None for a body without feet, for a record made with
 for an episode with fewer than two physical steps. A fall moves the pelvis too (up to about a leg's
 length), so a distance with no steps is not walking.
 
-EMG (App. A-H): right-heel strikes (rising edges of the right heel touch
-sensor) cut the episode into gait cycles; each mapped muscle's activation is
+EMG (App. A-H): right-heel strikes cut the episode into gait cycles — the
+right foot's touchdowns (:func:`right_foot_strikes`: its heel and toes loads
+above 5 % of the body weight after 0.1 s below 1 %, the steps of the gait
+progress), or, for a record made without the foot traces, the rising edges of
+the right heel touch sensor above 0.5 N (which split a stride wherever the heel
+briefly lifts and touches again); each mapped muscle's activation is
 averaged over cycles at 101 points and compared with the reference envelope
 after the best cyclic shift (``mskbench.metrics.emg``). A simulated channel
 that stays flat scores r = 0. Without a reference, or with fewer than one
@@ -73,7 +77,7 @@ import numpy as np
 from mskbench.catalog import task_ids
 from mskbench.envs.cpu_env import CONTACT_OVERFLOW, PHYSICS_UNSTABLE, TIME_LIMIT, MSKEnv
 from mskbench.metrics import activation_cost, foot_loads, gait_progress, joint_smoothness, recruitment
-from mskbench.metrics.progress import FOOT_SENSORS
+from mskbench.metrics.progress import FOOT_SENSORS, foot_touchdowns
 from mskbench.policies import FullPolicy, Policy, as_policy
 from mskbench.sim.state import StateView
 from mskbench.tasks.base import Task, paper_success
@@ -136,6 +140,16 @@ def progress_figures(trace: ProgressTrace | None, control_dt_s: float, drop_last
                       np.asarray(trace.pelvis_xy)[:rows], yaw[0], control_dt_s, trace.body_weight_n)
     return {"steps_taken": g.steps, "distance_m": g.distance_m, "forward_distance_m": g.forward_distance_m,
             "forward_speed_mps": g.forward_speed_mps}
+
+
+def right_foot_strikes(trace: ProgressTrace | None, control_dt_s: float, rows: int) -> np.ndarray | None:
+    """The right foot's touchdowns (heel and toes loads, :func:`mskbench.metrics.progress.foot_touchdowns`)
+    in the first ``rows`` rows of ``trace``: the gait cycles' starts for the EMG metric; None without a
+    trace."""
+    if trace is None or rows < 1:
+        return None
+    right = foot_loads(np.asarray(trace.touch)[:rows], PROGRESS_SENSORS)[:, FOOT_SENSORS.index(("r_foot", "r_toes"))]
+    return foot_touchdowns(right, control_dt_s, trace.body_weight_n)
 
 
 @dataclass
@@ -238,14 +252,17 @@ def fell_after(success: bool, success_step: int | None, length: int, termination
             and termination not in NOT_A_TASK_TERMINATION)
 
 
-def emg_metric(reference, activations: np.ndarray, heel: np.ndarray, task_name: str, muscle_names) -> dict:
-    """The EMG part of a record (Eq. 14) from an episode's activations (T, M) and right-heel touch (T,)."""
+def emg_metric(reference, activations: np.ndarray, heel: np.ndarray, task_name: str, muscle_names,
+               strikes: np.ndarray | None = None) -> dict:
+    """The EMG part of a record (Eq. 14) from an episode's activations (T, M) and its right heel strikes:
+    ``strikes`` (sample indices) where given, else the rising edges of the right-heel touch ``heel`` (T,)."""
     from mskbench.metrics.emg import emg_similarity, heel_strikes
 
     gait = task_ids(gait=True)
     if task_name not in gait:
         return {"absent": f"not a gait task: EMG references apply to {', '.join(gait)} only"}
-    strikes = heel_strikes(heel)
+    if strikes is None:
+        strikes = heel_strikes(heel)
     if len(strikes) < 2:
         return {"absent": f"fewer than one complete gait cycle ({len(strikes)} right heel strikes)"}
     # A muscle that stays flat over the cycle has no defined correlation; it scores r = 0.
@@ -301,7 +318,8 @@ def episode_record(task: Task | str, seed: int, rewards_sum: float, length: int,
     elif activations.shape[0] == 0:
         emg = {"absent": "no physical steps recorded"}
     else:
-        emg = emg_metric(emg_reference, activations, heel, task_name, muscle_names)
+        emg = emg_metric(emg_reference, activations, heel, task_name, muscle_names,
+                         strikes=right_foot_strikes(progress, control_dt_s, activations.shape[0]))
     paper = bool(success) if task_cls is None else paper_success(task_cls, success, solved_native_seen)
     onset, fell = None, None
     if success_trace is not None:

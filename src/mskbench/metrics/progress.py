@@ -144,6 +144,19 @@ def touchdowns(load, down_n: float, up_n: float, min_air_samples: int = 1) -> np
     return np.asarray(out, dtype=np.int64)
 
 
+def foot_touchdowns(load, dt, body_weight_n, *, down_fraction: float = DOWN_FRACTION,
+                    up_fraction: float = UP_FRACTION, min_air_s: float = MIN_AIR_S) -> np.ndarray:
+    """One foot's touchdowns (:func:`touchdowns`) with the thresholds :func:`gait_progress` counts steps with:
+    ``down_fraction`` and ``up_fraction`` of ``body_weight_n``, and ``min_air_s`` (at least one sample of
+    ``dt``) below the lower one. The gait cycles of the EMG metric start at the right foot's."""
+    step, weight = _positive(dt, "dt"), _positive(body_weight_n, "body_weight_n")
+    down, up = _positive(down_fraction, "down_fraction"), _positive(up_fraction, "up_fraction")
+    if up >= down:
+        raise ValueError(f"up_fraction must be below down_fraction, got {up_fraction!r} and {down_fraction!r}")
+    air = max(1, math.ceil(_positive(min_air_s, "min_air_s") / step - 1e-9))
+    return touchdowns(load, down * weight, up * weight, air)
+
+
 def gait_progress(foot_load, pelvis_xy, heading_rad, dt, body_weight_n, *, down_fraction: float = DOWN_FRACTION,
                   up_fraction: float = UP_FRACTION, min_air_s: float = MIN_AIR_S) -> GaitProgress:
     """Steps taken, distance covered and mean forward speed from per-sample traces (see the module docstring).
@@ -182,12 +195,8 @@ def gait_progress(foot_load, pelvis_xy, heading_rad, dt, body_weight_n, *, down_
                          f"got {xy.shape}")
     heading = float(as_float_array(heading_rad, "heading_rad", ndim=0))
     step = _positive(dt, "dt")
-    weight = _positive(body_weight_n, "body_weight_n")
-    down, up = _positive(down_fraction, "down_fraction"), _positive(up_fraction, "up_fraction")
-    if up >= down:
-        raise ValueError(f"up_fraction must be below down_fraction, got {up_fraction!r} and {down_fraction!r}")
-    air = max(1, math.ceil(_positive(min_air_s, "min_air_s") / step - 1e-9))
-    per_foot = tuple(int(touchdowns(loads[:, k], down * weight, up * weight, air).size)
+    per_foot = tuple(int(foot_touchdowns(loads[:, k], step, body_weight_n, down_fraction=down_fraction,
+                                         up_fraction=up_fraction, min_air_s=min_air_s).size)
                      for k in range(loads.shape[1]))
     delta = xy[-1] - xy[0]
     forward = float(delta @ np.array([math.cos(heading), math.sin(heading)]))

@@ -442,21 +442,23 @@ def rollout_activations(task: str, policy_spec: str, seed: int = 0, emg_referenc
     ``{"mean_r", "cycles", "channels": {name: {"r", "shift", "sim", "ref"}}}`` with both envelopes
     min-max normalised (Eq. 30) and ``sim`` before the optimal shift."""
     from mskbench.envs import MSKEnv
-    from mskbench.eval.episodes import NONPHYSICAL_TERMINATIONS, Step, heel_index, play_episode
+    from mskbench.eval.episodes import NONPHYSICAL_TERMINATIONS, Step, body_weight_n, play_episode
     from mskbench.eval.protocol import load_policy
 
     env = MSKEnv(task)
     try:
         policy = load_policy(policy_spec, env, seed)
         h = env.handles
-        sensor = heel_index(h)
-        heel_adr = None if sensor is None else h.touch_adr[sensor]
-        acts, heel = [], []
+        # the right foot's load (heel and toes sensors): its touchdowns start the EMG's gait cycles, as in
+        # the protocol's records (mskbench.eval.episodes.right_foot_strikes)
+        foot_adr = [h.touch_adr[h.touch_index(n)] for n in ("r_foot", "r_toes") if n in h.touch_names]
+        weight = body_weight_n(env.model, h)
+        acts, foot = [], []
 
         def record(env: MSKEnv, step: Step | None) -> None:
             if step is not None:
                 acts.append(np.asarray(step.info["activation"], dtype=np.float64))
-                heel.append(0.0 if heel_adr is None else float(env.data.sensordata[heel_adr]))
+                foot.append(float(sum(env.data.sensordata[a] for a in foot_adr)))
 
         info: dict[str, Any] = play_episode(env, policy, seed, record).info
         muscles = list(h.muscle_names)
@@ -465,16 +467,18 @@ def rollout_activations(task: str, policy_spec: str, seed: int = 0, emg_referenc
         env.close()
     activations = np.array(acts)
     if info.get("termination") in NONPHYSICAL_TERMINATIONS:  # the last step carries no physical state
-        activations, heel = activations[:-1], heel[:-1]
-    emg = None if emg_reference is None else _emg_envelopes(task, activations, np.array(heel), muscles,
-                                                            emg_reference)
+        activations, foot = activations[:-1], foot[:-1]
+    emg = None if emg_reference is None else _emg_envelopes(task, activations, np.array(foot), muscles,
+                                                            emg_reference, dt, weight)
     return {"task": task, "policy": policy_spec, "seed": seed, "activations": activations, "muscles": muscles,
             "dt": dt, "length": int(info.get("step", len(acts))), "termination": str(info.get("termination")),
             "success": bool(info.get("success")), "emg": emg}
 
 
-def _emg_envelopes(task: str, activations: np.ndarray, heel: np.ndarray, muscles: list[str], reference) -> dict:
-    from mskbench.metrics.emg import NORM_EPS, emg_similarity, heel_strikes
+def _emg_envelopes(task: str, activations: np.ndarray, foot: np.ndarray, muscles: list[str], reference,
+                   dt: float, weight_n: float) -> dict:
+    from mskbench.metrics.emg import NORM_EPS, emg_similarity
+    from mskbench.metrics.progress import foot_touchdowns
 
     def minmax(x: np.ndarray) -> np.ndarray:  # Eq. 30, as the metric normalises both envelopes
         return (x - x.min()) / (x.max() - x.min() + NORM_EPS)
@@ -482,7 +486,7 @@ def _emg_envelopes(task: str, activations: np.ndarray, heel: np.ndarray, muscles
     gait = task_ids(gait=True)
     if task not in gait:
         return {"absent": f"not a gait task: EMG references apply to {', '.join(gait)} only"}
-    strikes = heel_strikes(heel) if len(heel) else np.array([], dtype=np.int64)
+    strikes = foot_touchdowns(foot, dt, weight_n) if len(foot) else np.array([], dtype=np.int64)
     if len(strikes) < 2:
         return {"absent": f"fewer than one complete gait cycle in the episode ({len(strikes)} right heel strikes)"}
     result = emg_similarity(activations, muscles, strikes, reference, on_constant="zero")
