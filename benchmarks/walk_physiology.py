@@ -12,7 +12,8 @@ loop, :func:`mskbench.eval.episodes.run_episode`, seeds 0, 4 and 6 by default: t
    them before it took the right foot's touchdowns), and with the cycles cut at the right foot's
    touchdowns from its ground-reaction force (the load hysteresis below), so that heel-sensor chatter
    cannot cut a stride in two. The evaluator's own record (``run_episode(..., emg_reference=...)``,
-   cycles at the right foot's touchdowns from its touch sensors) is kept in the JSON as ``emg_record``. The paper's MuscleMimic walking r stands beside SO (soleus), BF (biceps femoris long
+   cycles at the right foot's touchdowns from its touch sensors) is printed after them and kept in the
+   JSON as ``emg_record``. The paper's MuscleMimic walking r stands beside SO (soleus), BF (biceps femoris long
    head) and ST (semitendinosus): 0.71, 0.69, 0.63. Pooled: the cycles of all episodes averaged into one
    envelope per channel, then Eqs. 30 and 32.
 2. Vertical ground-reaction force per stance: the sum over the foot's contacts with the floor (every
@@ -342,7 +343,12 @@ def run(seeds: list[int], reference_path: Path | None, evalkit_path: Path | None
                 ep["emg_record"] = rec.emg  # the evaluator's record: cycles at the right foot's touchdowns
                 strikes = heel_strikes(heel)
                 if len(strikes) >= 2:
+                    res = emg_similarity(acts, h.muscle_names, strikes, reference, on_constant="zero")
+                    ep["emg_heel_cycles"] = {"mean_r": res.mean_r, "cycles": res.n_cycles,
+                                             "per_muscle": dict(res.r)}
                     pooled_cycles["heel_sensor"].append(cycle_envelopes(sig, strikes))
+                else:
+                    ep["emg_heel_cycles"] = {"absent": f"fewer than one complete cycle ({len(strikes)} heel edges)"}
                 # frames -> steps: frame f is the state after step f (f >= 1), i.e. step row f - 1
                 td = np.asarray([f - 1 for f in right_td if f >= 1], np.int64)
                 ep["right_strikes"] = {"heel_sensor": strikes.tolist(), "grf_touchdowns": td.tolist()}
@@ -403,7 +409,7 @@ def table(out: dict) -> str:
         for key, title in (("heel_sensor", "EMG r, Eq. 14 (cycles at r heel sensor edges)"),
                            ("grf_touchdowns", "EMG r, Eq. 14 (cycles at r GRF touchdowns)")):
             lines.append(title)
-            per_ep = [e["emg_record"] if key == "heel_sensor" else e["emg_grf_cycles"] for e in eps]
+            per_ep = [e["emg_heel_cycles"] if key == "heel_sensor" else e["emg_grf_cycles"] for e in eps]
             pooled = out["pooled_emg"][key]
             chans = sorted(out["emg_channels"], key=lambda c: (c not in PAPER_R, list(PAPER_R).index(c)
                                                               if c in PAPER_R else 0))
@@ -412,6 +418,9 @@ def table(out: dict) -> str:
                 row(f"  {c}", vals, f"MuscleMimic {PAPER_R[c]:.2f}" if c in PAPER_R else "")
             row(f"  mean r ({len(chans)} channels)", [_f(p.get("mean_r")) for p in per_ep] + [_f(pooled.get("mean_r"))])
             row("  cycles", [str(p.get("cycles", "-")) for p in per_ep] + [str(pooled.get("cycles", "-"))])
+        lines.append("EMG r, Eq. 14, the evaluator's record (mskbench eval: cycles at the right foot's touchdowns)")
+        row("  mean r", [_f(e["emg_record"].get("mean_r")) for e in eps] + [""])
+        row("  cycles", [str(e["emg_record"].get("cycles", "-")) for e in eps] + [""])
     else:
         lines.append(f"EMG: {out.get('emg_absent')}")
     sums = [e["gait"]["summary"] for e in eps] + [out["pooled_gait"]]
