@@ -115,9 +115,15 @@ def test_an_export_evaluates_as_its_run(kind, tmp_path, short_episodes):
     assert type(a).__qualname__ == type(b).__qualname__
     assert (type(a).__name__ == "CheckpointPolicy") == (ACTS_THROUGH[kind] is None), type(a).__name__
     np.testing.assert_array_equal(a.act(obs), b.act(obs))
-    env.close()
-    if kind == "residual":  # the protocol makes tasks with their default options; the run's base is one of them
+    if kind == "residual":  # the protocol refuses residual tasks (their base is an option): the episodes themselves
+        from mskbench.eval.episodes import run_episode
+
+        episodes = [[{k: v for k, v in run_episode(env, load_policy(p, env, 0), s).as_dict().items()
+                      if k != "wall_time_s"} for s in (0, 1)] for p in (str(run), str(exported))]
+        assert [e["length"] for e in episodes[0]] == [HORIZON] * 2 and episodes[0] == episodes[1]
+        env.close()
         return
+    env.close()
     seeds = (0, 1)
     from_run, from_export = _records(str(run), task, seeds), _records(str(exported), task, seeds)
     assert [r["length"] for r in from_run] == [HORIZON] * 4 or kind != "expert-residual"
