@@ -19,6 +19,17 @@ import json
 import numpy as np
 
 
+#: Muscle groups of the stance leg whose mean activation in mid-stance (30-70 % of the other leg's swing) is
+#: reported: the ankle's dorsiflexor and plantarflexors, the hip's flexors and extensors, the knee's extensors.
+STANCE_GROUPS = {
+    "tibialis anterior": ("tibant",),
+    "plantarflexors": ("soleus", "gasmed", "gaslat"),
+    "hip flexors": ("iliacus", "psoas", "recfem", "sart", "tfl"),
+    "hip extensors": ("glmax1", "glmax2", "glmax3", "bflh", "semimem", "semiten"),
+    "knee extensors": ("vasmed", "vaslat", "vasint"),
+}
+
+
 def trace(seed: int) -> dict:
     from mskbench.control.expert import ExpertPolicy
     from mskbench.control.walking import Walk
@@ -29,9 +40,18 @@ def trace(seed: int) -> dict:
     beh = Walk()
     policy = ExpertPolicy(env, beh)
     xs: list[float] = []
+    names = list(env.handles.muscle_names)
+    groups = {g: {side: [names.index(f"{m}_{side}") for m in muscles if f"{m}_{side}" in names]
+                  for side in ("l", "r")} for g, muscles in STANCE_GROUPS.items()}
+    mid_stance: dict[str, list[float]] = {g: [] for g in STANCE_GROUPS}
 
     def rec(e, step):
         xs.append(float(e.sim.view().pelvis_pos[0]))
+        sch = beh.schedule
+        if step is not None and sch.phase == "single" and 0.3 <= sch.swing_phase <= 0.7:
+            act = e.data.act[env.handles.muscle_act_adr]
+            for g, idx in groups.items():
+                mid_stance[g].append(float(np.mean(act[idx[sch.stance]])))
 
     played = play_episode(env, policy, seed, rec)
     steps = beh.touchdowns
@@ -43,7 +63,8 @@ def trace(seed: int) -> dict:
             "pelvis_travel_m": (xs[-1] - xs[0]) if xs else 0.0, "touchdowns": steps,
             "median_landing_error_m": np.median(land, axis=0).tolist() if len(land) else None,
             "median_dcm_excess_m": ([float(np.median(excess[:, 0])), float(np.median(-side * excess[:, 1]))]
-                                    if len(excess) else None)}
+                                    if len(excess) else None),
+            "mid_stance_activation": {g: float(np.mean(v)) if v else None for g, v in mid_stance.items()}}
 
 
 def main() -> None:
@@ -67,6 +88,8 @@ def main() -> None:
             print(f"  medians: landing error {np.round(row['median_landing_error_m'], 3).tolist()} m; DCM offset "
                   f"less the steady one {np.round(row['median_dcm_excess_m'], 3).tolist()} m "
                   f"(x: behind the foot is negative; y: positive = the foot further out than a steady walk's)")
+        print("  stance leg, mean activation in mid-stance: " + ", ".join(
+            f"{g} {v:.2f}" for g, v in row["mid_stance_activation"].items() if v is not None))
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"task": "Walk", "policy": "expert", "rows": rows}, f, indent=1)
