@@ -342,23 +342,17 @@ def run(seeds: list[int], reference_path: Path | None, evalkit_path: Path | None
                 sig = channel_signals(acts, h.muscle_names, channels)
                 ep["emg_record"] = rec.emg  # the evaluator's record: cycles at the right foot's touchdowns
                 strikes = heel_strikes(heel)
-                if len(strikes) >= 2:
-                    res = emg_similarity(acts, h.muscle_names, strikes, reference, on_constant="zero")
-                    ep["emg_heel_cycles"] = {"mean_r": res.mean_r, "cycles": res.n_cycles,
-                                             "per_muscle": dict(res.r)}
-                    pooled_cycles["heel_sensor"].append(cycle_envelopes(sig, strikes))
-                else:
-                    ep["emg_heel_cycles"] = {"absent": f"fewer than one complete cycle ({len(strikes)} heel edges)"}
                 # frames -> steps: frame f is the state after step f (f >= 1), i.e. step row f - 1
                 td = np.asarray([f - 1 for f in right_td if f >= 1], np.int64)
                 ep["right_strikes"] = {"heel_sensor": strikes.tolist(), "grf_touchdowns": td.tolist()}
-                if len(td) >= 2:
-                    res = emg_similarity(acts, h.muscle_names, td, reference, on_constant="zero")
-                    ep["emg_grf_cycles"] = {"mean_r": res.mean_r, "cycles": res.n_cycles,
-                                            "per_muscle": dict(res.r)}
-                    pooled_cycles["grf_touchdowns"].append(cycle_envelopes(sig, td))
-                else:
-                    ep["emg_grf_cycles"] = {"absent": f"fewer than one complete cycle ({len(td)} right touchdowns)"}
+                for key, field, cuts, what in (("heel_sensor", "emg_heel_cycles", strikes, "heel edges"),
+                                               ("grf_touchdowns", "emg_grf_cycles", td, "right touchdowns")):
+                    if len(cuts) >= 2:
+                        res = emg_similarity(acts, h.muscle_names, cuts, reference, on_constant="zero")
+                        ep[field] = {"mean_r": res.mean_r, "cycles": res.n_cycles, "per_muscle": dict(res.r)}
+                        pooled_cycles[key].append(cycle_envelopes(sig, cuts))
+                    else:
+                        ep[field] = {"absent": f"fewer than one complete cycle ({len(cuts)} {what})"}
             episodes.append(ep)
             print(f"seed {seed}: {rec.length} steps, {rec.termination}", file=sys.stderr, flush=True)
         out: dict = {"task": "Walk", "policy": "expert", "seeds": seeds, "control_dt_s": dt,
