@@ -32,7 +32,7 @@ def test_the_dcm_prediction_under_the_pressure_law_meets_the_closed_form():
     from mskbench.control import gait
 
     beh = walking.Walking()
-    beh.speed = 1.2
+    beh.v_goal = np.array([1.2, 0.0])  # the velocity walked at (the course's; world x/y)
     w = gait.omega(0.93)
     p = np.array([0.3, -0.1])
     point = np.array([p + [-1e-4, -1e-4], p + [1e-4, -1e-4], p + [1e-4, 1e-4], p + [-1e-4, 1e-4]])

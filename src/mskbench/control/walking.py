@@ -13,6 +13,12 @@ the DCM asks, up to 0.55 m beside the stance foot and never across it; a touch o
 follows the capture-point law over the stance foot towards a reference moving at the target speed;
 the pelvis and chest are held upright and facing ahead; the task's reference gait is a weak posture
 prior. Foot placement carries most of the balance.
+
+Everything above is in the heading's frame: :meth:`Walking.course` gives the heading to face and the velocity
+to walk at (Walk: straight ahead, +x, at the task's speed; :mod:`mskbench.control.courses`: towards waypoints),
+the heading turns towards it at ``turn_rate`` and the pelvis, chest and swing foot face it. A start at rest
+(PoleWalk, WalkTurn) begins with gait initiation: double support while the centre of mass accelerates ahead and
+the DCM moves over the first stance foot, feet dropped onto the floor landing under the centre of mass.
 """
 
 from __future__ import annotations
@@ -104,6 +110,19 @@ class Walking(Standing):
     #: A pelvis-height task (weight; 0: none) and its gain.
     pelvis_weight = 1e4
     pelvis_kp = 30.0
+    #: A start at rest (forward speed below 0.3 m/s) begins in double support (gait initiation) for at least
+    #: ``start_s`` and until the first stance foot carries ``start_load`` of the body weight (at most
+    #: ``start_max_s``): the centre of mass accelerates ahead while the DCM moves ``start_shift`` of the way
+    #: from between the feet to the first stance foot (capture gain ``start_gain``). Feet in the air at the
+    #: start land ``start_lead_m`` behind where the centre of mass would be over their middle.
+    start_s = 0.6
+    start_max_s = 1.5
+    start_load = 0.6
+    start_shift = 0.6
+    start_gain = 1.0
+    start_lead_m = 0.1
+    #: The fastest turn of the heading (rad/s).
+    turn_rate = 0.8
 
     def reset(self, ctx: Context) -> None:
         super().reset(ctx)
@@ -118,9 +137,6 @@ class Walking(Standing):
         self.flat = {s: d.xquat[self.foot[s][0]].copy() for s in SIDES}
         for s in SIDES:  # the start's feet may be tilted (mid-stride): their flat orientation is yaw only
             self.flat[s] = _yaw_only(self.flat[s])
-        self.height = float(ctx.start_com[2]) - self.crouch_m
-        #: The pelvis height held (the start's pelvis as far below the start as the centre of mass).
-        self.pelvis_z = float(d.xpos[ctx.body("pelvis")][2]) - self.crouch_m
         self.joint_qpos = np.asarray(ctx.env.handles.joint_qpos)
         self.joint_dof = np.asarray(ctx.env.handles.joint_dof)
         self.jidx = {s: {j: self._joint_index(ctx, f"{j}_{s}") for j in ("knee_angle", "ankle_angle", "hip_flexion")}
@@ -131,6 +147,10 @@ class Walking(Standing):
             stance, phase = max(SIDES, key=lambda s: xs[s]), "double"
         else:
             stance, phase = max(SIDES, key=lambda s: loads[s]), "single"
+        #: Gait initiation time left (s): a start at rest.
+        self.starting_s = 0.0
+        if abs(float(d.qvel[0])) < 0.3 and self.start_s > 0:
+            stance, phase, self.starting_s = "l", "double", self.start_max_s
         self.schedule = _Schedule(single_s=self.single_s, double_s=self.double_s, phase=phase, stance=stance,
                                   accept_load=self.accept_load, landing_after=self.landing_after)
         self._lift = {s: d.xpos[self.foot[s][0]].copy() for s in SIDES}
@@ -140,6 +160,15 @@ class Walking(Standing):
         scratch.qpos[:] = ctx.env._ctx.pose()
         mujoco.mj_kinematics(m, scratch)
         self.heel_z = float(np.mean([scratch.xpos[self.foot[s][0]][2] for s in SIDES]))
+        # the heights the walk keeps, less the crouch: the start's; from a start at rest, the neutral pose's
+        # standing on the floor where lower (a start dropped onto the feet is higher)
+        com_z, pelvis_z = float(ctx.start_com[2]), float(d.xpos[ctx.body("pelvis")][2])
+        if self.starting_s > 0:
+            stand_com_z = float(m.body_mass[tree] @ scratch.xipos[tree][:, 2]) / float(m.body_mass[tree].sum())
+            com_z, pelvis_z = min(com_z, stand_com_z), min(pelvis_z, float(scratch.xpos[ctx.body("pelvis")][2]))
+        self.height = com_z - self.crouch_m
+        #: The pelvis height held (the start's pelvis as far below the start as the centre of mass).
+        self.pelvis_z = pelvis_z - self.crouch_m
         self.femur = {s: ctx.body(f"femur_{s}") for s in SIDES}
         #: Hip joint to heel, the leg straight (m).
         self.leg_m = float(np.mean([np.linalg.norm(scratch.xpos[self.femur[s]] - scratch.xpos[self.foot[s][0]])
@@ -149,6 +178,18 @@ class Walking(Standing):
         #: From the middle of a flat foot (heel and toes origins) back to its heel (m, along the heading).
         self.heel_back = float(np.mean([0.5 * (scratch.xpos[self.foot[s][1]][0] - scratch.xpos[self.foot[s][0]][0])
                                         for s in SIDES]))
+        #: The heading walked (rad about the vertical; every gait task's start faces +x, heading 0) and the
+        #: velocity asked for (world, m/s).
+        self.heading = 0.0
+        self._start_orient = dict(self.orient)
+        self.v_goal = np.array([self.speed, 0.0])
+        #: Where feet in the air at a start at rest land (heel, world x/y): the centre of mass ``start_lead_m``
+        #: ahead of their middle, at the start's width.
+        self._landing = {}
+        for s_ in SIDES:
+            heel = d.xpos[self.foot[s_][0]][:2].copy()
+            heel[0] = float(ctx.start_com[0]) - self.heel_back - self.start_lead_m
+            self._landing[s_] = heel
         self.steps = 0
         #: One entry per step landed: the heel's landing error from its foothold (m, x/y), the DCM's offset from
         #: the new stance foot and the steady walk's (m), the forward speed (m/s) — a traced episode's steps.
@@ -170,6 +211,20 @@ class Walking(Standing):
     def weights(self) -> Weights:
         return Weights(posture=self.posture_weight, activation=self.activation_weight)
 
+    def course(self, ctx: Context, com: np.ndarray) -> tuple[float, np.ndarray]:
+        """The heading to face (rad) and the centre of mass's velocity to walk at (world x/y, m/s) now; a
+        walk straight ahead (+x) at the target speed. Tasks with a route override this."""
+        return 0.0, np.array([self.speed, 0.0])
+
+    def _steer(self, ctx: Context, com: np.ndarray) -> None:
+        """Turn the heading towards :meth:`course`'s, at most ``turn_rate`` rad/s; face it (pelvis, chest)."""
+        psi, self.v_goal = self.course(ctx, com)
+        err = (psi - self.heading + np.pi) % (2.0 * np.pi) - np.pi
+        step = self.turn_rate * ctx.control_dt_s
+        self.heading += float(np.clip(err, -step, step))
+        for b, q0 in self._start_orient.items():
+            self.orient[b] = _yaw_quat(self.heading, q0)
+
     def _load(self, ctx: Context, side: str) -> float:
         return float(ctx.env.data.sensordata[self.touch[side]].sum())
 
@@ -188,30 +243,40 @@ class Walking(Standing):
         d, sch, dt = ctx.d, self.schedule, ctx.control_dt_s
         swing = sch.swing
         com, vel = ctx.qp.com()
+        self._steer(ctx, com)
+        u = np.array([np.cos(self.heading), np.sin(self.heading)])  # ahead
         if sch.phase == "single" and self.land_ahead_m > 0:
             # the swing's phase runs at least as fast as the centre of mass passes the stance foot: it lands
             # when the centre of mass is ``land_ahead_m`` past it, however fast the body goes
-            ahead = float(com[0] - self._stance_xy(ctx, sch.stance)[0])
+            ahead = float((com[:2] - self._stance_xy(ctx, sch.stance)) @ u)
             prog = (ahead - self._d0) / max(self.land_ahead_m - self._d0, 0.05)
             sch.elapsed_s = max(sch.elapsed_s, min(prog, 1.0) * self.single_s - dt)
         sch.stance_load = self._load(ctx, sch.stance) / self.weight_n
+        if self.starting_s > 0:
+            self.starting_s -= dt
+            if self.start_max_s - self.starting_s >= self.start_s and sch.stance_load >= self.start_load:
+                self.starting_s = 0.0
+            else:
+                sch.elapsed_s = -dt  # double support holds until the initiation is over
         if sch.advance(dt, self._load(ctx, swing) / self.weight_n):
             if sch.phase == "double":
                 self.steps += 1
                 self._touchdown(ctx, com, vel)
             else:  # a new swing starts from where that foot is
                 self._lift[sch.swing] = d.xpos[self.foot[sch.swing][0]].copy()
-                self._d0 = float(com[0] - self._stance_xy(ctx, sch.stance)[0])
+                self._d0 = float((com[:2] - self._stance_xy(ctx, sch.stance)) @ u)
         w = gait.omega(float(com[2]))
         ref = np.array([com[0], com[1], self.height])  # the speed is regulated, not a position
         supports = self.supports(ctx)
         pts = ctx.qp.support_points(supports)
         xy = np.array([p[1][:2] for p in pts]) if pts else np.zeros((0, 2))
         acc, _ = com_acceleration(com, vel, ref, xy, k_capture=self.capture_gain, kp_z=self.com_height_kp,
-                                  ref_vel=np.array([self.speed, 0.0, 0.0]), beyond=self.beyond_support)
+                                  ref_vel=np.array([*self.v_goal, 0.0]), beyond=self.beyond_support)
         if self.dcm_ff and len(xy):
             # the DCM moving at the target speed (not held still): the pendulum about the pressure law's point
             acc[:2] = w**2 * (com[:2] - self._cop_law(com[:2], vel[:2], w, convex_hull_2d(xy)))
+        if self.starting_s > 0 and len(xy):
+            acc[:2] = w**2 * (com[:2] - self._start_cop(ctx, com[:2], vel[:2], w, convex_hull_2d(xy)))
         posture = self.posture.copy()
         posture_vel = None
         if self.ref is not None:
@@ -243,15 +308,22 @@ class Walking(Standing):
                     com_acc=acc,
                     orientations=dict(self.orient), supports=supports,
                     level=frozenset(b for s in SIDES for b in self.foot[s] if b in supports))
-        if self.press_down and not any(b in supports for b in self.foot[sch.stance]):
-            heel = self.foot[sch.stance][0]
-            goal = d.xpos[heel].copy()
-            goal[2] = self.heel_z
-            t.points.append(PointTask(heel, np.zeros(3), goal, np.zeros(3), kp=self.swing_kp, weight=self.swing_weight))
+        for side in (SIDES if sch.phase == "double" and self.starting_s > 0 else (sch.stance,)):
+            if self.press_down and (self.starting_s > 0 or not any(b in supports for b in self.foot[side])):
+                heel = self.foot[side][0]
+                goal = d.xpos[heel].copy()
+                goal[2] = self.heel_z
+                if self.starting_s > 0:  # dropped onto the feet: where they land is set at the start
+                    goal[:2] = self._landing[side]
+                t.points.append(PointTask(heel, np.zeros(3), goal, np.zeros(3), kp=self.swing_kp,
+                                          weight=self.swing_weight))
         if sch.phase == "single":
             stance_xy = self._stance_xy(ctx, sch.stance)
             xi = gait.dcm(com[:2], vel[:2], w)
-            b = gait.steady_offset(self.speed, self.single_s + self.double_s, self.width_m, w, swing == "l")
+            rot = np.array([[u[0], -u[1]], [u[1], u[0]]])  # heading frame -> world
+            b_body = gait.steady_offset(float(self.v_goal @ u), self.single_s + self.double_s, self.width_m, w,
+                                        swing == "l")
+            b = rot @ b_body
             if self.predict_law and len(xy):
                 # the DCM at touchdown under the centre-of-pressure law this controller applies (the pendulum
                 # integrated over the rest of the swing), then held at the stance foot's middle in double support
@@ -259,31 +331,30 @@ class Walking(Standing):
                 xi_T = gait.dcm_at_step_end(xi_T, stance_xy, w, self.double_s)
                 goal_xy = xi_T - b
             else:
-                goal_xy = gait.next_foothold(xi, stance_xy, w, sch.remaining_s() + self.double_s, b)
+                goal_xy = gait.next_foothold(xi, stance_xy, w, sch.remaining_s() + self.double_s, b_body, self.heading)
             # a reachable step from the stance foot, the swing foot on its own side of it
             side = 1.0 if swing == "l" else -1.0
-            step = goal_xy - stance_xy
+            step = rot.T @ (goal_xy - stance_xy)
             step[0] = float(np.clip(step[0], -0.3, self.max_step_m))
             step[1] = side * float(np.clip(side * step[1], self.min_width_m, self.max_width_m))
             heel = self.foot[swing][0]
-            goal = np.array([*(stance_xy + step), self.heel_z])
-            goal[0] -= self.heel_back
+            goal = np.array([*(stance_xy + rot @ step - self.heel_back * u), self.heel_z])
             if self.reach_share > 0:
                 # within the leg's reach from where the hip will be at touchdown (heel on the floor)
                 hip = d.xpos[self.femur[swing]]
-                hip_x = float(hip[0] + vel[0] * sch.remaining_s())
+                hip_x = float((hip[:2] + vel[:2] * sch.remaining_s()) @ u)
                 hip_z = min(float(hip[2]), self.pelvis_z - self.hip_below_pelvis)  # its reach at the walk's height
                 drop = hip_z - self.heel_z
                 reach = self.reach_share * float(np.sqrt(max(self.leg_m**2 - drop**2, 0.0)))
-                goal[0] = min(goal[0], hip_x + reach)
+                goal[:2] -= u * max(float(goal[:2] @ u) - hip_x - reach, 0.0)
             #: The swing's foothold (the heel's world position at touchdown).
             self.goal = goal
             pos, v, acc = gait.swing_point(self._lift[swing], goal, sch.swing_phase, self.single_s, self.apex_m)
             t.points.append(PointTask(heel, np.zeros(3), pos, v, kp=self.swing_kp, weight=self.swing_weight,
                                       acceleration=acc * self.swing_ff))
-            t.orientations[heel] = self.flat[swing]
+            t.orientations[heel] = _yaw_quat(self.heading, self.flat[swing])
             if self.toe_share > 0:
-                toe_off = np.array([2.0 * self.heel_back, 0.0, self.toe_z - self.heel_z])
+                toe_off = np.array([*(2.0 * self.heel_back * u), self.toe_z - self.heel_z])
                 t.points.append(PointTask(self.foot[swing][1], np.zeros(3), pos + toe_off, v, kp=self.swing_kp,
                                           weight=self.swing_weight * self.toe_share, acceleration=acc * self.swing_ff))
         if self.pelvis_weight > 0:
@@ -299,19 +370,31 @@ class Walking(Standing):
         w = gait.omega(float(com[2]))
         xi = gait.dcm(com[:2], vel[:2], w)
         goal = getattr(self, "goal", None)
+        u = np.array([np.cos(self.heading), np.sin(self.heading)])
+        rot = np.array([[u[0], -u[1]], [u[1], u[0]]])  # heading frame -> world
+        offset = rot.T @ (xi - self._stance_xy(ctx, side))
+        wanted = gait.steady_offset(float(self.v_goal @ u), self.single_s + self.double_s, self.width_m, w, side == "l")
         self.touchdowns.append({
             "step": self.steps, "side": side, "control_step": int(ctx.step),
             "landing_error_m": None if goal is None else [float(v) for v in heel[:2] - goal[:2]],
-            "dcm_offset_m": [float(v) for v in xi - self._stance_xy(ctx, side)],
-            "wanted_offset_m": [float(v) for v in gait.steady_offset(self.speed, self.single_s + self.double_s,
-                                                                     self.width_m, w, side == "l")],
-            "speed_mps": float(vel[0])})
+            "dcm_offset_m": [float(v) for v in offset], "wanted_offset_m": [float(v) for v in wanted],
+            "speed_mps": float(vel[:2] @ u)})
 
     def _cop_law(self, com_xy: np.ndarray, vel_xy: np.ndarray, w: float, hull: np.ndarray) -> np.ndarray:
         """The centre of pressure the centre-of-mass law asks for (``dcm_ff``): under the centre of mass at the
         target speed, ahead of it when faster, behind when slower, kept in the support ``hull``."""
-        dv = vel_xy - np.array([self.speed, 0.0])
+        dv = vel_xy - self.v_goal
         return project_into(hull, com_xy + (1.0 / w + self.capture_gain / w**2) * dv, 0.005)
+
+    def _start_cop(self, ctx: Context, com_xy: np.ndarray, vel_xy: np.ndarray, w: float,
+                   hull: np.ndarray) -> np.ndarray:
+        """Gait initiation's centre of pressure: ahead as :meth:`_cop_law`; sideways, the pressure that moves
+        the DCM ``start_shift`` of the way over the first stance foot (the capture-point law)."""
+        cop = self._cop_law(com_xy, vel_xy, w, hull)
+        mid = 0.5 * (self._stance_xy(ctx, "l")[1] + self._stance_xy(ctx, "r")[1])
+        goal_y = mid + self.start_shift * (self._stance_xy(ctx, self.schedule.stance)[1] - mid)
+        xi_y = com_xy[1] + vel_xy[1] / w
+        return project_into(hull, np.array([cop[0], xi_y + self.start_gain * (xi_y - goal_y)]), 0.005)
 
     def _dcm_under_law(self, com_xy: np.ndarray, vel_xy: np.ndarray, w: float, hull: np.ndarray,
                        duration_s: float, substeps_s: float = 0.01) -> np.ndarray:
@@ -325,12 +408,26 @@ class Walking(Standing):
         return gait.dcm(x, v, w)
 
 
-def _yaw_only(quat: np.ndarray) -> np.ndarray:
-    """The rotation about the vertical axis in ``quat`` (w, x, y, z)."""
+def _yaw(quat: np.ndarray) -> float:
+    """The heading of ``quat`` (w, x, y, z): the angle of its x axis about the vertical."""
     mat = np.zeros(9)
     mujoco.mju_quat2Mat(mat, quat)
-    yaw = float(np.arctan2(mat[3], mat[0]))
-    return np.array([np.cos(yaw / 2), 0.0, 0.0, np.sin(yaw / 2)])
+    return float(np.arctan2(mat[3], mat[0]))
+
+
+def _yaw_quat(angle: float, quat: np.ndarray | None = None) -> np.ndarray:
+    """A turn by ``angle`` about the vertical (w, x, y, z), applied to ``quat`` when given."""
+    q = np.array([np.cos(angle / 2), 0.0, 0.0, np.sin(angle / 2)])
+    if quat is None:
+        return q
+    out = np.zeros(4)
+    mujoco.mju_mulQuat(out, q, quat)
+    return out
+
+
+def _yaw_only(quat: np.ndarray) -> np.ndarray:
+    """The rotation about the vertical axis in ``quat`` (w, x, y, z)."""
+    return _yaw_quat(_yaw(quat))
 
 
 class Walk(Walking):
