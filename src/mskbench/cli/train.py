@@ -90,7 +90,8 @@ def _settings(pairs: tuple[str, ...]) -> dict:
                    "TrackWalk ...; zero or passive for tests). The trained policy is the residual a_res; the "
                    "muscles get clip(a_base + alpha * clip(a_res, -1, 1), -1, 1) (mskbench.paradigms.residual). "
                    "--base expert on a task the expert serves (Stand, Powerlift, SingleLegStand, Sit, Balance, "
-                   "Squat, Reach, Walk; --backend cpu, --algo ppo or sac): residual RL over the privileged expert, "
+                   "Squat, Reach, Walk, PoleWalk, WalkTurn, OpenDoor; --backend cpu, --algo ppo or sac): residual RL "
+                   "over the privileged expert, "
                    "bound to each world's simulator, alpha 0.6, the observation with a_base appended; its "
                    "evaluations run the expert in the loop and are marked privileged (mskbench.control.residual).")
 @click.option("--latent", "latent_model", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,

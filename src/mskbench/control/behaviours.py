@@ -331,12 +331,57 @@ class Reach(Standing):
         t = super().targets(ctx)
         ts = ctx.task_state
         target = np.asarray(ts["targets"][int(ts["target_idx"])], float)
+        t.points.append(PointTask(self.hand, np.zeros(3), self.lead(ctx, target), kp=self.hand_kp))
+        return t
+
+    def lead(self, ctx: Context, target: np.ndarray) -> np.ndarray:
+        """The hand's target this step: ``target``, or ``carrot_m`` towards it (a far target pulls no harder)."""
         hand = ctx.d.xpos[self.hand]
         gap = target - hand
         dist = float(np.linalg.norm(gap))
-        if dist > self.carrot_m:  # lead the hand by at most this much: a far target pulls no harder
-            target = hand + gap * (self.carrot_m / dist)
-        t.points.append(PointTask(self.hand, np.zeros(3), target, kp=self.hand_kp))
+        return hand + gap * (self.carrot_m / dist) if dist > self.carrot_m else target
+
+
+class OpenDoor(Reach):
+    """OpenDoor: standing, the right hand to the door's handle, then pushing it along the panel's normal (which
+    turns with the door) until the door swings open at ``release_rate`` or the hand is ``reach_m`` ahead of
+    the pelvis; then it stands as :class:`Stand` does (the arm let go) and the door swings on (its hinge
+    barely damps it). The trunk is held upright throughout. The door counts as open at 1 rad (Table XII); the body does
+    not walk through."""
+
+    tasks = ("OpenDoor",)
+    #: The hand stops ``approach_m`` before the handle's face, pushes to ``push_m`` beyond it.
+    approach_m = 0.03
+    push_m = 0.15
+    #: Within ``near_m`` of its approach point the hand starts pushing.
+    near_m = 0.06
+    release_rate = 0.4
+    reach_m = 0.55
+
+    def reset(self, ctx: Context) -> None:
+        super().reset(ctx)
+        self.orient[self.chest] = ctx.d.xquat[self.chest].copy()  # the trunk held upright (Reach lets it lean)
+        task = ctx.env.task
+        self.handle, self.hinge_qpos, self.hinge_dof = task.handle_body, task.hinge_qpos, task.hinge_dof
+        self.pushing = self.released = False
+        self.beyond_support = type(self).beyond_support
+
+    def targets(self, ctx: Context) -> Targets:
+        t = Standing.targets(self, ctx)
+        d = ctx.d
+        hand = d.xpos[self.hand]
+        reach = float(hand[0] - d.xpos[self.pelvis][0])
+        if self.released or d.qvel[self.hinge_dof] >= self.release_rate or reach > self.reach_m:
+            self.released = True
+            self.beyond_support = 0.0  # standing again, as Stand does
+            return t
+        angle = float(d.qpos[self.hinge_qpos])
+        normal = np.array([np.cos(angle), np.sin(angle), 0.0])  # the panel's push direction
+        handle = d.xpos[self.handle]
+        if np.linalg.norm(handle - self.approach_m * normal - hand) < self.near_m:
+            self.pushing = True
+        target = handle + (self.push_m if self.pushing else -self.approach_m) * normal
+        t.points.append(PointTask(self.hand, np.zeros(3), self.lead(ctx, target), kp=self.hand_kp))
         return t
 
 
