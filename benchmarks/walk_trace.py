@@ -1,7 +1,7 @@
 """The walking expert's steps, one line per touchdown: where each step landed and what the DCM did.
 
-For each seed, one Walk episode of the expert (``mskbench.control.walking.Walk``, the train environment,
-the seed's own start) in the package's episode loop. Every touchdown the walker logs
+For each seed, one episode of the expert on a gait task (``--task``: Walk by default, or PoleWalk or
+WalkTurn; the train environment, the seed's own start) in the package's episode loop. Every touchdown the walker logs
 (``Walking.touchdowns``) is printed: the side, the control step, the heel's landing error from the
 foothold it was sent to (m, x forward / y left), the DCM's offset from the new stance foot at that moment
 beside the offset a steady walk at the target speed has, and the forward speed. Then the episode's end
@@ -9,6 +9,7 @@ and, per episode, the medians of the landing error and of the DCM offset's exces
 ``--json`` writes the rows.
 
     python benchmarks/walk_trace.py --seeds 0,3,10 --json docs/walk_trace.json
+    python benchmarks/walk_trace.py --task WalkTurn --seeds 0,1
 """
 
 from __future__ import annotations
@@ -30,14 +31,18 @@ STANCE_GROUPS = {
 }
 
 
-def trace(seed: int) -> dict:
+#: The tasks the expert walks on.
+GAIT_TASKS = ("Walk", "PoleWalk", "WalkTurn")
+
+
+def trace(seed: int, task: str = "Walk") -> dict:
     from mskbench.control.expert import ExpertPolicy
-    from mskbench.control.walking import Walk
+    from mskbench.control.registry import behaviour_for
     from mskbench.envs import MSKEnv
     from mskbench.eval.episodes import play_episode
 
-    env = MSKEnv("Walk")
-    beh = Walk()
+    env = MSKEnv(task)
+    beh = behaviour_for("expert", task)
     policy = ExpertPolicy(env, beh)
     xs: list[float] = []
     names = list(env.handles.muscle_names)
@@ -69,12 +74,13 @@ def trace(seed: int) -> dict:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--task", default="Walk", choices=GAIT_TASKS, help="the gait task")
     ap.add_argument("--seeds", default="0,3,10", help="comma-separated seeds")
     ap.add_argument("--json", default=None, help="write the rows here")
     args = ap.parse_args()
     rows = []
     for seed in (int(s) for s in args.seeds.split(",")):
-        row = trace(seed)
+        row = trace(seed, args.task)
         rows.append(row)
         print(f"seed {seed}: {row['control_steps']} control steps, {row['termination']}, "
               f"{len(row['touchdowns'])} steps, pelvis {row['pelvis_travel_m']:.2f} m")
@@ -92,7 +98,7 @@ def main() -> None:
             f"{g} {v:.2f}" for g, v in row["mid_stance_activation"].items() if v is not None))
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"task": "Walk", "policy": "expert", "rows": rows}, f, indent=1)
+            json.dump({"task": args.task, "policy": "expert", "rows": rows}, f, indent=1)
 
 
 if __name__ == "__main__":

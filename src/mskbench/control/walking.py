@@ -183,8 +183,9 @@ class Walking(Standing):
         self.heading = 0.0
         self._start_orient = dict(self.orient)
         self.v_goal = np.array([self.speed, 0.0])
-        #: Where feet in the air at a start at rest land (heel, world x/y): the centre of mass ``start_lead_m``
-        #: ahead of their middle, at the start's width.
+        #: Where the heels are held during gait initiation (world x/y): the centre of mass ``start_lead_m`` ahead
+        #: of the feet's middle, at the start's width (feet dropped onto the floor land there; feet on it are
+        #: pulled that way).
         self._landing = {}
         for s_ in SIDES:
             heel = d.xpos[self.foot[s_][0]][:2].copy()
@@ -313,7 +314,7 @@ class Walking(Standing):
                 heel = self.foot[side][0]
                 goal = d.xpos[heel].copy()
                 goal[2] = self.heel_z
-                if self.starting_s > 0:  # dropped onto the feet: where they land is set at the start
+                if self.starting_s > 0:  # gait initiation: the heels held where the start set them
                     goal[:2] = self._landing[side]
                 t.points.append(PointTask(heel, np.zeros(3), goal, np.zeros(3), kp=self.swing_kp,
                                           weight=self.swing_weight))
