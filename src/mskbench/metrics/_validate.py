@@ -7,6 +7,8 @@ that names the offending argument.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 #: Tolerance for activations slightly outside [0, 1] (float32 round-off).
@@ -51,3 +53,15 @@ def as_names(names, name: str, length: int | None = None) -> tuple[str, ...]:
     if length is not None and len(out) != length:
         raise ValueError(f"{name} has {len(out)} entries but {length} were expected")
     return out
+
+
+def positive(value, name: str, unit: str = "") -> float:
+    """``value`` as a positive, finite float (``unit``, e.g. ``"seconds"``, named in the error)."""
+    of = f" of {unit}" if unit else ""
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a positive number{of}, got {value!r}") from None
+    if not math.isfinite(v) or v <= 0.0:
+        raise ValueError(f"{name} must be a positive, finite number{of}, got {value!r}")
+    return v

@@ -24,7 +24,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from mskbench.metrics._validate import as_float_array, as_names
+from mskbench.metrics._validate import as_float_array, as_names, positive
 
 #: The touch sensors of each foot (heel, toes), left foot first, as MyoFullBody names them.
 FOOT_SENSORS: tuple[tuple[str, ...], ...] = (("l_foot", "l_toes"), ("r_foot", "r_toes"))
@@ -52,16 +52,6 @@ class GaitProgress(NamedTuple):
     """Time from the first sample to the last, ``(T - 1) dt`` (s)."""
     forward_speed_mps: float
     """``forward_distance_m / duration_s`` (m/s)."""
-
-
-def _positive(value, name: str) -> float:
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a positive number, got {value!r}") from None
-    if not math.isfinite(v) or v <= 0.0:
-        raise ValueError(f"{name} must be a positive, finite number, got {value!r}")
-    return v
 
 
 def foot_loads(touch, touch_names, feet: tuple[tuple[str, ...], ...] = FOOT_SENSORS) -> np.ndarray:
@@ -126,7 +116,7 @@ def touchdowns(load, down_n: float, up_n: float, min_air_samples: int = 1) -> np
     f = as_float_array(load, "load", ndim=1)
     if f.min() < 0.0:
         raise ValueError(f"load must be >= 0 N, got a minimum of {f.min():.6g}")
-    down, up = _positive(down_n, "down_n"), _positive(up_n, "up_n")
+    down, up = positive(down_n, "down_n"), positive(up_n, "up_n")
     if up >= down:
         raise ValueError(f"up_n must be below down_n (hysteresis), got up_n={up_n!r}, down_n={down_n!r}")
     if int(min_air_samples) != min_air_samples or min_air_samples < 1:
@@ -149,11 +139,11 @@ def foot_touchdowns(load, dt, body_weight_n, *, down_fraction: float = DOWN_FRAC
     """One foot's touchdowns (:func:`touchdowns`) with the thresholds :func:`gait_progress` counts steps with:
     ``down_fraction`` and ``up_fraction`` of ``body_weight_n``, and ``min_air_s`` (at least one sample of
     ``dt``) below the lower one. The gait cycles of the EMG metric start at the right foot's."""
-    step, weight = _positive(dt, "dt"), _positive(body_weight_n, "body_weight_n")
-    down, up = _positive(down_fraction, "down_fraction"), _positive(up_fraction, "up_fraction")
+    step, weight = positive(dt, "dt"), positive(body_weight_n, "body_weight_n")
+    down, up = positive(down_fraction, "down_fraction"), positive(up_fraction, "up_fraction")
     if up >= down:
         raise ValueError(f"up_fraction must be below down_fraction, got {up_fraction!r} and {down_fraction!r}")
-    air = max(1, math.ceil(_positive(min_air_s, "min_air_s") / step - 1e-9))
+    air = max(1, math.ceil(positive(min_air_s, "min_air_s") / step - 1e-9))
     return touchdowns(load, down * weight, up * weight, air)
 
 
@@ -194,7 +184,7 @@ def gait_progress(foot_load, pelvis_xy, heading_rad, dt, body_weight_n, *, down_
         raise ValueError(f"pelvis_xy must have shape ({loads.shape[0]}, 2) (one row per load sample), "
                          f"got {xy.shape}")
     heading = float(as_float_array(heading_rad, "heading_rad", ndim=0))
-    step = _positive(dt, "dt")
+    step = positive(dt, "dt")
     per_foot = tuple(int(foot_touchdowns(loads[:, k], step, body_weight_n, down_fraction=down_fraction,
                                          up_fraction=up_fraction, min_air_s=min_air_s).size)
                      for k in range(loads.shape[1]))

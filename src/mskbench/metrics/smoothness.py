@@ -6,17 +6,7 @@ import math
 
 import numpy as np
 
-from mskbench.metrics._validate import as_float_array
-
-
-def _check_dt(dt) -> float:
-    try:
-        d = float(dt)
-    except (TypeError, ValueError):
-        raise ValueError(f"dt must be a positive number of seconds, got {dt!r}") from None
-    if not math.isfinite(d) or d <= 0.0:
-        raise ValueError(f"dt must be a positive, finite number of seconds, got {dt!r}")
-    return d
+from mskbench.metrics._validate import as_float_array, positive
 
 
 def mean_squared_jerk(qvel, dt) -> float:
@@ -46,7 +36,7 @@ def mean_squared_jerk(qvel, dt) -> float:
         If ``qvel`` is not 2-D, has fewer than 3 time steps, is not numeric or
         not finite, or if ``dt`` is not a positive finite number.
     """
-    d = _check_dt(dt)
+    d = positive(dt, "dt", "seconds")
     v = as_float_array(qvel, "qvel", ndim=2, min_len=3)
     d2 = (v[2:] - 2.0 * v[1:-1] + v[:-2]) / (d * d)
     return float(np.mean(d2 * d2))
