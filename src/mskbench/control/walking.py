@@ -309,13 +309,13 @@ class Walking(Standing):
                     com_acc=acc,
                     orientations=dict(self.orient), supports=supports,
                     level=frozenset(b for s in SIDES for b in self.foot[s] if b in supports))
-        for side in (SIDES if sch.phase == "double" and self.starting_s > 0 else (sch.stance,)):
-            if self.press_down and (self.starting_s > 0 or not any(b in supports for b in self.foot[side])):
-                heel = self.foot[side][0]
+        for pressed in (SIDES if sch.phase == "double" and self.starting_s > 0 else (sch.stance,)):
+            if self.press_down and (self.starting_s > 0 or not any(b in supports for b in self.foot[pressed])):
+                heel = self.foot[pressed][0]
                 goal = d.xpos[heel].copy()
                 goal[2] = self.heel_z
                 if self.starting_s > 0:  # gait initiation: the heels held where the start set them
-                    goal[:2] = self._landing[side]
+                    goal[:2] = self._landing[pressed]
                 t.points.append(PointTask(heel, np.zeros(3), goal, np.zeros(3), kp=self.swing_kp,
                                           weight=self.swing_weight))
         if sch.phase == "single":
