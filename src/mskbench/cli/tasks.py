@@ -152,7 +152,8 @@ def record_cmd(task, policy_spec, episodes, seed, out, evalkit_path, max_steps, 
     activation, qpos, qvel, touch, reward and its terms, and per episode its seed, length, termination and
     success (the protocol's episodes: episode i is reset with seed S+i).
 
-    The training-free expert serves Stand, Powerlift, SingleLegStand, Sit, Balance, Squat and Reach.
+    The training-free expert serves the tasks docs/controllers.md lists (Stand, Walk, OpenDoor and more);
+    on any other it is a one-line error naming them.
     """
     from mskbench.eval.demos import record_demos
 
