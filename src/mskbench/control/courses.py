@@ -20,6 +20,9 @@ class Routed(Walking):
 
     walk_speed = 0.8
     ramp_s = 1.0
+    #: The hip strategy in full: the centre-of-mass acceleration the pressure law asks for beyond the stance
+    #: foot (sideways, a foot's contact points leave little room) is asked of the trunk and limbs.
+    beyond_support = 1.0
     waypoint_radius_m = 0.3
     slow_m = 0.5
     #: The share of the speed kept while the heading is far from the waypoint's direction.
