@@ -21,16 +21,14 @@ import time
 
 import numpy as np
 
+from mskbench.control.registry import WALKING_TASKS
+
 
 def seeds_of(text: str) -> list[int]:
     if "-" in text and "," not in text:
         lo, hi = (int(x) for x in text.split("-"))
         return list(range(lo, hi + 1))
     return [int(x) for x in text.split(",")]
-
-
-#: The gait tasks the expert walks on.
-GAIT_TASKS = ("Walk", "PoleWalk", "WalkTurn")
 
 
 def parse_setting(text: str, task: str = "Walk") -> dict[str, float]:
@@ -83,7 +81,7 @@ def run(setting: dict[str, float], seeds: list[int], task: str = "Walk") -> list
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("settings", nargs="*", default=[""], help='"name=value ..." per setting ("": as shipped)')
-    ap.add_argument("--task", default="Walk", choices=GAIT_TASKS, help="the gait task")
+    ap.add_argument("--task", default="Walk", choices=WALKING_TASKS, help="the gait task")
     ap.add_argument("--seeds", default="0-7", help="a range lo-hi or comma-separated seeds")
     ap.add_argument("--json", default=None, help="write the rows here")
     args = ap.parse_args()

@@ -19,6 +19,8 @@ import json
 
 import numpy as np
 
+from mskbench.control.registry import WALKING_TASKS
+
 
 #: Muscle groups of the stance leg whose mean activation in mid-stance (30-70 % of the other leg's swing) is
 #: reported: the ankle's dorsiflexor and plantarflexors, the hip's flexors and extensors, the knee's extensors.
@@ -29,10 +31,6 @@ STANCE_GROUPS = {
     "hip extensors": ("glmax1", "glmax2", "glmax3", "bflh", "semimem", "semiten"),
     "knee extensors": ("vasmed", "vaslat", "vasint"),
 }
-
-
-#: The tasks the expert walks on.
-GAIT_TASKS = ("Walk", "PoleWalk", "WalkTurn")
 
 
 def trace(seed: int, task: str = "Walk") -> dict:
@@ -74,7 +72,7 @@ def trace(seed: int, task: str = "Walk") -> dict:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--task", default="Walk", choices=GAIT_TASKS, help="the gait task")
+    ap.add_argument("--task", default="Walk", choices=WALKING_TASKS, help="the gait task")
     ap.add_argument("--seeds", default="0,3,10", help="comma-separated seeds")
     ap.add_argument("--json", default=None, help="write the rows here")
     args = ap.parse_args()

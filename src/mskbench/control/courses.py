@@ -3,8 +3,9 @@
 :class:`Routed` walks the gait layer (:class:`mskbench.control.walking.Walking`) from a start at rest
 through a list of waypoints: its velocity goal points from the centre of mass to the next waypoint, at
 ``walk_speed`` reached over ``ramp_s``, slowing within ``slow_m`` of the last; the heading turns towards
-it (``turn_rate``) and the body walks where it faces, slower the further it faces from the waypoint. A waypoint within ``waypoint_radius_m`` counts as passed. The expert is privileged:
-it reads the scene (poles, obstacles, waypoints) from the task.
+it (``turn_rate``) and the body walks where it faces, slower the further it faces from the waypoint. A
+waypoint within ``waypoint_radius_m`` counts as passed. The expert is privileged: it reads the scene (poles,
+obstacles, waypoints) from the task.
 """
 
 from __future__ import annotations
@@ -50,9 +51,7 @@ class Routed(Walking):
         heading = float(np.arctan2(to[1], to[0])) if dist > 0.05 else self.heading
         # walk where the body faces (the heading turns towards the waypoint at ``turn_rate``), slower while
         # it faces away from it
-        err = (heading - self.heading + np.pi) % (2.0 * np.pi) - np.pi
-        step = self.turn_rate * ctx.control_dt_s
-        facing = self.heading + float(np.clip(err, -step, step))
+        facing, err = self.turned(ctx, heading)
         self.speed = speed * max(float(np.cos(err)), self.turning_share)
         return heading, self.speed * np.array([np.cos(facing), np.sin(facing)])
 
@@ -65,7 +64,6 @@ class PoleWalk(Routed):
     lane_m = 0.4
     #: How far past the start the route ends (m).
     end_m = 2.2
-
     #: Straight ahead for ``straight_m`` before turning into the lane, reached ``lane_at_m`` past the start.
     straight_m = 0.5
     lane_at_m = 1.3
@@ -74,7 +72,6 @@ class PoleWalk(Routed):
         x0, y0 = (float(v) for v in ctx.d.xpos[self.pelvis][:2])
         return [np.array([x0 + self.straight_m, y0]), np.array([x0 + self.lane_at_m, y0 + self.lane_m]),
                 np.array([x0 + self.end_m, y0 + self.lane_m])]
-
 
 
 class WalkTurn(Routed):

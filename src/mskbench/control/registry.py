@@ -20,6 +20,8 @@ EXPERT_BEHAVIOURS: dict[str, type[Behaviour]] = {
     for cls in (B.Stand, B.Powerlift, B.SingleLegStand, B.Sit, B.Balance, B.Squat, B.Reach, walking.Walk,
                 courses.PoleWalk, courses.WalkTurn, B.OpenDoor)
 }
+#: The tasks the expert walks on (its behaviour is the gait layer's).
+WALKING_TASKS = tuple(t for t, cls in EXPERT_BEHAVIOURS.items() if issubclass(cls, walking.Walking))
 #: The privileged built-in policies, by name.
 CONTROLLERS = ("hold", "expert", *PROBES)
 

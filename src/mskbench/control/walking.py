@@ -115,8 +115,8 @@ class Walking(Standing):
     #: A start at rest (forward speed below 0.3 m/s) begins in double support (gait initiation) for at least
     #: ``start_s`` and until the first stance foot carries ``start_load`` of the body weight (at most
     #: ``start_max_s``): the centre of mass accelerates ahead while the DCM moves ``start_shift`` of the way
-    #: from between the feet to the first stance foot (capture gain ``start_gain``). Feet in the air at the
-    #: start land ``start_lead_m`` behind where the centre of mass would be over their middle.
+    #: from between the feet to the first stance foot (capture gain ``start_gain``). The heels are held where
+    #: the centre of mass is ``start_lead_m`` ahead of the feet's middle (feet in the air land there).
     start_s = 0.6
     start_max_s = 1.5
     start_load = 0.6
@@ -219,12 +219,17 @@ class Walking(Standing):
         walk straight ahead (+x) at the target speed. Tasks with a route override this."""
         return 0.0, np.array([self.speed, 0.0])
 
-    def _steer(self, ctx: Context, com: np.ndarray) -> None:
-        """Turn the heading towards :meth:`course`'s, at most ``turn_rate`` rad/s; face it (pelvis, chest)."""
-        psi, self.v_goal = self.course(ctx, com)
+    def turned(self, ctx: Context, psi: float) -> tuple[float, float]:
+        """The heading after one control step's turn towards ``psi`` (at most ``turn_rate`` rad/s), and how far
+        ``psi`` is from the heading now (rad, in (-π, π])."""
         err = (psi - self.heading + np.pi) % (2.0 * np.pi) - np.pi
         step = self.turn_rate * ctx.control_dt_s
-        self.heading += float(np.clip(err, -step, step))
+        return self.heading + float(np.clip(err, -step, step)), float(err)
+
+    def _steer(self, ctx: Context, com: np.ndarray) -> None:
+        """Turn the heading towards :meth:`course`'s (:meth:`turned`); face it (pelvis, chest)."""
+        psi, self.v_goal = self.course(ctx, com)
+        self.heading, _ = self.turned(ctx, psi)
         for b, q0 in self._start_orient.items():
             self.orient[b] = _yaw_quat(self.heading, q0)
 
