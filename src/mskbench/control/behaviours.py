@@ -205,30 +205,17 @@ class Balance(Standing):
         return t
 
 
+class Crouch(Standing):
+    """Standing, with a table of balanced crouched poses by pelvis height: for each knee flexion ``κ`` the
+    ankle takes ``min(0.25 κ, 0.4)``, the pelvis leans forward by ``λ`` and the hip flexes ``κ − α + λ``
+    (feet stay flat), ``λ`` chosen so the centre of mass is over the middle of the feet — a squat as people
+    do it. The poses are tabulated at each reset from that episode's start pose (:meth:`pose_at` reads
+    them); :meth:`held` names the joints kept still."""
 
-class Squat(Standing):
-    """Squat: the pelvis follows the task's own height trajectory ``z_target(φ)`` through a balanced squat.
-
-    The task's squat family (hip 1.5 d, knee 2.0 d, ankle 0.5 d with the pelvis upright) keeps the feet
-    flat but puts the hips far behind the heels at depth; standing in it needs an ankle beyond its range.
-    The expert squats as people do: for each knee flexion ``κ`` the ankle takes ``min(0.25 κ, 0.4)``, the
-    pelvis leans forward by ``λ`` and the hip flexes ``κ − α + λ`` (feet stay flat), ``λ`` chosen so the
-    centre of mass is over the middle of the feet; the poses are tabulated by pelvis height at each reset,
-    from that episode's start pose."""
-
-    tasks = ("Squat",)
     com_height_kp = 0.0
     beyond_support = 1.0
     n_table = 24
     max_knee_rad = 1.5
-    #: The expert's squat bottoms out here (below the task's 0.75 m success mark) rather than at the
-    #: task's 0.55 m reference, where this body's hips reach their range.
-    lowest_pelvis_m = 0.68
-    #: The centre-of-mass reference follows the middle of the soles (the feet shift as the body goes down).
-    follow_feet = True
-    #: Weight of the pelvis-height task: above the point default, or the pelvis sinks past the table's
-    #: deepest pose (measured: seeds 3, 8, 14-17, 20-23 fail at 1e3, succeed at 1e4).
-    height_weight = 1e4
 
     def reset(self, ctx: Context) -> None:
         super().reset(ctx)
@@ -240,9 +227,11 @@ class Squat(Standing):
         # the same whatever ran before it in the controller (0.23 s a reset of the whole expert, measured)
         self._table = self._balanced_table(ctx)
 
-    def _balanced_table(self, ctx: Context):
-        from mskbench.tasks.squat import BARBELL_HOLD
+    def held(self) -> dict[str, float]:
+        """The joints the crouch holds at fixed angles (rad); none: the start's."""
+        return {}
 
+    def _balanced_table(self, ctx: Context):
         m = ctx.qp.m
         scratch = mujoco.MjData(m)
         tree = np.asarray(ctx.env.handles.body_tree)
@@ -253,7 +242,7 @@ class Squat(Standing):
 
         def pose(kappa: float, lean: float) -> np.ndarray:
             alpha = min(0.25 * kappa, 0.4)
-            joints = dict(BARBELL_HOLD)
+            joints = self.held()
             for side in ("l", "r"):
                 joints[f"knee_angle_{side}"] = kappa
                 joints[f"ankle_angle_{side}"] = alpha
@@ -288,13 +277,39 @@ class Squat(Standing):
         rows.sort(key=lambda r: r[0])
         return rows
 
-    def _pose_at(self, z: float):
+    def pose_at(self, z: float):
+        """The tabulated pose at pelvis height ``z`` (joints interpolated) and its pelvis and chest orientations."""
         heights = np.array([r[0] for r in self._table])
         k = int(np.clip(np.searchsorted(heights, z), 1, len(heights) - 1))
         lo, hi = self._table[k - 1], self._table[k]
         w = float(np.clip((z - lo[0]) / max(hi[0] - lo[0], 1e-9), 0.0, 1.0))
         q = lo[1] + w * (hi[1] - lo[1])
         return q, (lo[2] if w < 0.5 else hi[2])
+
+
+class Squat(Crouch):
+    """Squat: the pelvis follows the task's own height trajectory ``z_target(φ)`` through a balanced squat
+    (:class:`Crouch`), the arms holding the barbell.
+
+    The task's squat family (hip 1.5 d, knee 2.0 d, ankle 0.5 d with the pelvis upright) keeps the feet
+    flat but puts the hips far behind the heels at depth; standing in it needs an ankle beyond its range.
+    The expert squats as people do (:class:`Crouch`)."""
+
+    tasks = ("Squat",)
+    #: The expert's squat bottoms out here (below the task's 0.75 m success mark) rather than at the
+    #: task's 0.55 m reference, where this body's hips reach their range.
+    lowest_pelvis_m = 0.68
+    #: The centre-of-mass reference follows the middle of the soles (the feet shift as the body goes down).
+    follow_feet = True
+    #: Weight of the pelvis-height task: above the point default, or the pelvis sinks past the table's
+    #: deepest pose (measured: seeds 3, 8, 14-17, 20-23 fail at 1e3, succeed at 1e4).
+    height_weight = 1e4
+
+    def held(self) -> dict[str, float]:
+        """The Squat task's barbell hold."""
+        from mskbench.tasks.squat import BARBELL_HOLD
+
+        return dict(BARBELL_HOLD)
 
     def targets(self, ctx: Context) -> Targets:
         task = ctx.task
@@ -308,7 +323,7 @@ class Squat(Standing):
         z = float(task.z_target(phase))
         vz = float(task.vz_target(phase)) if z > self.lowest_pelvis_m else 0.0
         z = max(z, self.lowest_pelvis_m)
-        t.posture, t.orientations = self._pose_at(z)
+        t.posture, t.orientations = self.pose_at(z)
         t.points.append(PointTask(self.pelvis_body, np.zeros(3), np.array([0.0, 0.0, z]), np.array([0.0, 0.0, vz]),
                                   axes=(2,), weight=self.height_weight))
         return t
@@ -382,59 +397,4 @@ class OpenDoor(Reach):
             self.pushing = True
         target = handle + (self.push_m if self.pushing else -self.approach_m) * normal
         t.points.append(PointTask(self.hand, np.zeros(3), self.lead(ctx, target), kp=self.hand_kp))
-        return t
-
-
-class Sit(Standing):
-    """Sit: a controlled descent onto the seat — the pelvis along a minimum-jerk path from the start to the
-    seat target point, the joints from the start to the seated pose (hips 1.5, knees 1.6 rad), the feet
-    and, once they touch it, the pelvis and thighs supported by the seat."""
-
-    tasks = ("Sit",)
-    descent_s = 1.5
-    #: Heels drawn to this far ahead of the pelvis once seated (None: left where they are).
-    tuck_m: float | None = 0.25
-    seated = {"hip_flexion_l": 1.5, "hip_flexion_r": 1.5, "knee_angle_l": 1.6, "knee_angle_r": 1.6}
-
-    def reset(self, ctx: Context) -> None:
-        from mskbench.tasks import chair
-
-        super().reset(ctx)
-        m = ctx.qp.m
-        self.seat = next(g for g in range(m.ngeom)
-                         if (mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_GEOM, g) or "").endswith("_chair_seat"))
-        self.pelvis_body = ctx.body("pelvis")
-        self.seat_bodies = [self.pelvis_body] + [ctx.body(n) for n in ("femur_l", "femur_r")]
-        self.heels = [ctx.body("foot_l"), ctx.body("foot_r")]
-        self.p0 = ctx.d.xpos[self.pelvis_body].copy()
-        self.p1 = np.asarray(chair.SEAT_TARGET, float)
-        self.q0 = self.posture.copy()
-        self.q1 = ctx.env._ctx.pose(self.seated, base=self.q0, on_ground=False)
-
-    def supports(self, ctx: Context) -> dict[int, int]:
-        out = super().supports(ctx)
-        for b in getattr(self, "seat_bodies", ()):
-            out[b] = self.seat
-        return out
-
-    def targets(self, ctx: Context) -> Targets:
-        s = min(1.0, (ctx.step + 1) * ctx.control_dt_s / self.descent_s)
-        blend = s**3 * (10 - 15 * s + 6 * s * s)  # minimum jerk
-        dblend = 30 * s * s * (1 - s) ** 2 / self.descent_s if s < 1.0 else 0.0
-        posture = self.q0 + blend * (self.q1 - self.q0)
-        target = self.p0 + blend * (self.p1 - self.p0)
-        vel = dblend * (self.p1 - self.p0)
-        supports = self.supports(ctx)
-        t = Targets(posture=posture, orientations={self.chest: self.orient[self.chest]}, supports=supports)
-        t.points.append(PointTask(self.pelvis_body, np.zeros(3), target, vel, kp=50.0))
-        seated = any(b in ctx.qp.contacts_with() for b in self.seat_bodies)
-        if s >= 1.0 and seated and self.tuck_m is not None:
-            # on the seat: the feet are let go and drawn in under the knees (a foot that slid out is brought back)
-            pelvis_x = ctx.d.xpos[self.pelvis_body][0]
-            for heel in self.heels:
-                if ctx.d.xpos[heel][0] - pelvis_x < self.tuck_m + 0.1:
-                    continue  # this foot is in: it stays a support
-                t.supports.pop(heel, None)
-                t.points.append(PointTask(heel, np.zeros(3), np.array([pelvis_x + self.tuck_m, 0.0, 0.0]),
-                                          kp=20.0, axes=(0,)))
         return t

@@ -10,14 +10,14 @@ from __future__ import annotations
 
 from mskbench.catalog import task_id
 from mskbench.control import behaviours as B
-from mskbench.control import courses, walking
+from mskbench.control import courses, seating, walking
 from mskbench.control.expert import Behaviour, ExpertPolicy
 from mskbench.control.probes import PROBE_TASKS, PROBES
 
 #: The expert's behaviour per task id.
 EXPERT_BEHAVIOURS: dict[str, type[Behaviour]] = {
     cls.tasks[0]: cls
-    for cls in (B.Stand, B.Powerlift, B.SingleLegStand, B.Sit, B.Balance, B.Squat, B.Reach, walking.Walk,
+    for cls in (B.Stand, B.Powerlift, B.SingleLegStand, seating.Sit, B.Balance, B.Squat, B.Reach, walking.Walk,
                 courses.PoleWalk, courses.WalkTurn, B.OpenDoor)
 }
 #: The tasks the expert walks on (its behaviour is the gait layer's).

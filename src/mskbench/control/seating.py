@@ -1,0 +1,111 @@
+"""Sitting down on the chair: Sit.
+
+:class:`Sit` squats down onto the seat behind the body: the pelvis lowered on a minimum-jerk path to just
+below its seated height through the balanced crouch of :class:`~mskbench.control.behaviours.Crouch` (knees,
+ankles and hips bent together, the trunk leaning so that the centre of mass stays over the feet), until the
+pelvis or a thigh touches the seat. Then the seat carries them: the trunk is turned back upright, the hips
+and knees held at 1.5 rad and the heels drawn in to ``tuck_m`` ahead of the pelvis.
+"""
+
+from __future__ import annotations
+
+import mujoco
+import numpy as np
+
+from mskbench.control.behaviours import Crouch
+from mskbench.control.expert import Context
+from mskbench.control.qp import PointTask, Targets
+from mskbench.tasks import chair
+
+#: Hip and knee angles on the seat (rad): the task's 90-degree pose.
+SEATED = {"hip_flexion_l": 1.5, "hip_flexion_r": 1.5, "knee_angle_l": 1.5, "knee_angle_r": 1.5}
+
+
+class Sit(Crouch):
+    """Sit: a balanced squat down onto the seat, then sitting upright on it with the feet drawn in."""
+
+    tasks = ("Sit",)
+    #: Deep enough a crouch for the seat: the table goes to this knee flexion.
+    max_knee_rad = 2.1
+    n_table = 30
+    #: The descent's duration (s) and how far below the seated pelvis height it aims (m).
+    descent_s = 1.2
+    seat_drop_m = 0.03
+    #: Weight of the pelvis-height task on the way down.
+    height_weight = 1e4
+    #: The centre of mass held over the feet on the way down (True), or left to the body's momentum.
+    balance_down = True
+    #: The pelvis held over the seat's centre line (weight; 0: not).
+    centre_weight = 0.0
+    centre_kp = 20.0
+    #: On the seat, each heel is drawn to ``tuck_m`` ahead of the pelvis (gain ``tuck_kp``) while it is more than
+    #: ``tuck_slack_m`` from there; nearer, it is a support.
+    tuck_m = 0.3
+    tuck_kp = 60.0
+    tuck_slack_m = 0.08
+    seated_height_weight = 0.0
+
+    def reset(self, ctx: Context) -> None:
+        super().reset(ctx)
+        m = ctx.qp.m
+        self.seat = next(g for g in range(m.ngeom)
+                         if (mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_GEOM, g) or "").endswith("_chair_seat"))
+        self.seat_bodies = [self.pelvis_body, ctx.body("femur_l"), ctx.body("femur_r")]
+        self.heels = [ctx.body("foot_l"), ctx.body("foot_r")]
+        self.z0 = float(ctx.d.xpos[self.pelvis_body][2])
+        self.z1 = float(chair.SEAT_TARGET[2]) - self.seat_drop_m
+        self.heel_z = float(min(ctx.d.xpos[h][2] for h in self.heels))
+        self.t0 = ctx.step
+        #: Whether the pelvis or a thigh has touched the seat (from then on the seat carries them).
+        self.landed = False
+        q_low, self.low_orient = self.pose_at(max(self.z1, self._table[0][0]))
+        self.q_seated = ctx.env._ctx.pose(SEATED, base=q_low, on_ground=False)
+
+    def _centre(self) -> PointTask:
+        return PointTask(self.pelvis_body, np.zeros(3), np.array([0.0, chair.CHAIR_Y_M, 0.0]), axes=(1,),
+                         weight=self.centre_weight, kp=self.centre_kp)
+
+    def targets(self, ctx: Context) -> Targets:
+        self.landed = self.landed or any(b in ctx.qp.contacts_with() for b in self.seat_bodies)
+        if not self.landed:
+            return self._descend(ctx)
+        supports = self.supports(ctx)
+        for b in self.seat_bodies:
+            supports[b] = self.seat
+        t = Targets(posture=self.q_seated, orientations=dict(self.orient), supports=supports)
+        if self.seated_height_weight:
+            t.points.append(PointTask(self.pelvis_body, np.zeros(3), np.array([0.0, 0.0, self.z1]), axes=(2,),
+                                      weight=self.seated_height_weight))
+        if self.centre_weight:
+            t.points.append(self._centre())
+        pelvis_x = float(ctx.d.xpos[self.pelvis_body][0])
+        for heel in self.heels:
+            goal_x = pelvis_x + self.tuck_m
+            if abs(float(ctx.d.xpos[heel][0]) - goal_x) > self.tuck_slack_m:
+                t.supports.pop(heel, None)
+                t.points.append(PointTask(heel, np.zeros(3), np.array([goal_x, ctx.d.xpos[heel][1], self.heel_z]),
+                                          kp=self.tuck_kp))
+        return t
+
+    def _descend(self, ctx: Context) -> Targets:
+        s = float(np.clip((ctx.step - self.t0 + 1) * ctx.control_dt_s / self.descent_s, 0.0, 1.0))
+        blend = s**3 * (10 - 15 * s + 6 * s * s)  # minimum jerk
+        rate = 30 * s * s * (1 - s) ** 2 / self.descent_s if s < 1.0 else 0.0
+        z = self.z0 + blend * (self.z1 - self.z0)
+        pts = self.sole_xy(ctx)  # the feet shift a little as the body goes down: stay over them
+        self.com_ref[:2] = 0.5 * (pts.min(axis=0) + pts.max(axis=0))
+        t = super().targets(ctx)
+        if t.com_acc is not None:
+            t.com_acc[2] = 0.0  # the pelvis height task sets the height
+            if not self.balance_down:
+                t.com_acc = None
+        t.posture, t.orientations = self.pose_at(max(z, self._table[0][0]))
+        t.points.append(PointTask(self.pelvis_body, np.zeros(3), np.array([0.0, 0.0, z]),
+                                  np.array([0.0, 0.0, rate * (self.z1 - self.z0)]), axes=(2,),
+                                  weight=self.height_weight))
+        if self.centre_weight:
+            t.points.append(self._centre())
+        return t
+
+
+__all__ = ["SEATED", "Sit"]
