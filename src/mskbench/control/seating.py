@@ -1,13 +1,20 @@
-"""Sitting down on the chair: Sit.
+"""Sitting down on the chair: Sit, and WalkAndSit's walk backwards to it.
 
 :class:`Sit` squats down onto the seat behind the body: the pelvis lowered on a minimum-jerk path to just
 below its seated height through the balanced crouch of :class:`~mskbench.control.behaviours.Crouch` (knees,
 ankles and hips bent together, the trunk leaning so that the centre of mass stays over the feet), until the
 pelvis or a thigh touches the seat. Then the seat carries them: the trunk is turned back upright, the hips
 and knees held at 1.5 rad and the heels drawn in to ``tuck_m`` ahead of the pelvis.
+
+:class:`WalkAndSit` walks backwards (the gait layer of :mod:`mskbench.control.walking`, facing ahead, its
+velocity pointing behind it) towards the chair, no foot landing closer to the seat than its front edge,
+and sits (:class:`Sit`, from the state it is in) once a heel has come that close. The expert is
+privileged: it reads the chair's place from the task's geometry.
 """
 
 from __future__ import annotations
+
+import copy
 
 import mujoco
 import numpy as np
@@ -15,6 +22,7 @@ import numpy as np
 from mskbench.control.behaviours import Crouch
 from mskbench.control.expert import Context
 from mskbench.control.qp import PointTask, Targets
+from mskbench.control.walking import Walking
 from mskbench.tasks import chair
 
 #: Hip and knee angles on the seat (rad): the task's 90-degree pose.
@@ -108,4 +116,65 @@ class Sit(Crouch):
         return t
 
 
-__all__ = ["SEATED", "Sit"]
+class WalkAndSit(Walking):
+    """WalkAndSit: walk backwards to the chair, then sit (:class:`Sit`) from the state the walk ends in."""
+
+    tasks = ("WalkAndSit",)
+    #: The start falls backwards from the first step (its centre of mass over the heels, moving back): no gait
+    #: initiation, the first swing starts at once.
+    start_s = 0.0
+    beyond_support = 1.0
+    #: The walk aims the centre of mass at ``sit_at_m`` ahead of the seat target point, on the chair's centre
+    #: line: at ``walk_speed`` (reached over ``ramp_s``), slowing within ``slow_m`` of it; sideways, at
+    #: ``side_gain`` times the offset (at most 0.3 m/s).
+    walk_speed = 0.35
+    ramp_s = 0.5
+    sit_at_m = 0.3
+    slow_m = 0.6
+    side_gain = 1.5
+    #: No heel lands closer to the seat than ``heel_clear_m`` in front of its front edge; the sit starts in
+    #: double support once a heel is within ``sit_heel_m`` of that line.
+    heel_clear_m = 0.0
+    sit_heel_m = 0.1
+    #: The sit after the walk: quicker, the body's backward momentum carrying it onto the seat, held over
+    #: the seat's centre line.
+    sit_descent_s = 0.8
+    sit_centre_weight = 1e3
+
+    def reset(self, ctx: Context) -> None:
+        super().reset(ctx)
+        self.elapsed_s = 0.0
+        #: The sit, once started (None while walking).
+        self.sit: Sit | None = None
+
+    def course(self, ctx: Context, com: np.ndarray) -> tuple[float, np.ndarray]:
+        self.elapsed_s += ctx.control_dt_s
+        speed = self.walk_speed * min(self.elapsed_s / self.ramp_s, 1.0)
+        to = np.array([chair.SEAT_TARGET[0] + self.sit_at_m, chair.CHAIR_Y_M]) - com[:2]
+        v = speed * to / max(float(np.linalg.norm(to)), self.slow_m)
+        v[1] = float(np.clip(self.side_gain * to[1], -0.3, 0.3))
+        return 0.0, v
+
+    def foothold(self, ctx: Context, side: str, heel: np.ndarray) -> np.ndarray:
+        out = np.array(heel, float)
+        out[0] = max(out[0], chair.FRONT_EDGE_X_M + self.heel_clear_m)
+        return out
+
+    def targets(self, ctx: Context) -> Targets:
+        if self.sit is None and self.schedule.phase == "double":
+            rear = min(float(ctx.d.xpos[self.foot[s][0]][0]) for s in ("l", "r"))
+            if rear < chair.FRONT_EDGE_X_M + self.heel_clear_m + self.sit_heel_m:
+                self.sit = Sit()
+                self.sit.descent_s = self.sit_descent_s
+                self.sit.balance_down = False
+                self.sit.centre_weight = self.sit_centre_weight
+                here = copy.copy(ctx)  # the sit starts from the state the walk is in
+                here.start_qpos = ctx.d.qpos.copy()
+                here.start_com = ctx.qp.com()[0]
+                self.sit.reset(here)
+        if self.sit is not None:
+            return self.sit.targets(ctx)
+        return super().targets(ctx)
+
+
+__all__ = ["SEATED", "Sit", "WalkAndSit"]

@@ -63,10 +63,12 @@ class Walking(Standing):
     #: The schedule: single- and double-support times (s).
     single_s = 0.40
     double_s = 0.08
-    #: The steady gait's step width (m), the swing's apex (m) and the largest step (m, forward and sideways).
+    #: The steady gait's step width (m), the swing's apex (m), the largest step (m, in the walking direction and
+    #: sideways) and the largest step against it (m).
     width_m = 0.18
     apex_m = 0.07
     max_step_m = 0.75
+    max_back_m = 0.3
     #: The swing foot lands at least ``min_width_m`` and at most ``max_width_m`` to its side of the stance foot (m).
     min_width_m = 0.0
     max_width_m = 0.55
@@ -233,6 +235,11 @@ class Walking(Standing):
         for b, q0 in self._start_orient.items():
             self.orient[b] = _yaw_quat(self.heading, q0)
 
+    def foothold(self, ctx: Context, side: str, heel: np.ndarray) -> np.ndarray:
+        """Where the swing foot ``side``'s heel lands (world, m), given the gait's foothold ``heel``: there.
+        Tasks whose ground limits where a foot may go override this."""
+        return heel
+
     def _load(self, ctx: Context, side: str) -> float:
         return float(ctx.env.data.sensordata[self.touch[side]].sum())
 
@@ -253,10 +260,12 @@ class Walking(Standing):
         com, vel = ctx.qp.com()
         self._steer(ctx, com)
         u = np.array([np.cos(self.heading), np.sin(self.heading)])  # ahead
+        sense = -1.0 if float(self.v_goal @ u) < 0.0 else 1.0  # walking ahead (1) or backwards (-1)
         if sch.phase == "single" and self.land_ahead_m > 0:
             # the swing's phase runs at least as fast as the centre of mass passes the stance foot: it lands
-            # when the centre of mass is ``land_ahead_m`` past it, however fast the body goes
-            ahead = float((com[:2] - self._stance_xy(ctx, sch.stance)) @ u)
+            # when the centre of mass is ``land_ahead_m`` past it (in the walking direction), however fast the
+            # body goes
+            ahead = sense * float((com[:2] - self._stance_xy(ctx, sch.stance)) @ u)
             prog = (ahead - self._d0) / max(self.land_ahead_m - self._d0, 0.05)
             sch.elapsed_s = max(sch.elapsed_s, min(prog, 1.0) * self.single_s - dt)
         sch.stance_load = self._load(ctx, sch.stance) / self.weight_n
@@ -272,7 +281,7 @@ class Walking(Standing):
                 self._touchdown(ctx, com, vel)
             else:  # a new swing starts from where that foot is
                 self._lift[sch.swing] = d.xpos[self.foot[sch.swing][0]].copy()
-                self._d0 = float((com[:2] - self._stance_xy(ctx, sch.stance)) @ u)
+                self._d0 = sense * float((com[:2] - self._stance_xy(ctx, sch.stance)) @ u)
         w = gait.omega(float(com[2]))
         ref = np.array([com[0], com[1], self.height])  # the speed is regulated, not a position
         supports = self.supports(ctx)
@@ -348,7 +357,8 @@ class Walking(Standing):
             # a reachable step from the stance foot, the swing foot on its own side of it
             side = 1.0 if swing == "l" else -1.0
             step = rot.T @ (goal_xy - stance_xy)
-            step[0] = float(np.clip(step[0], -0.3, self.max_step_m))
+            fwd, back = (self.max_step_m, self.max_back_m) if sense > 0 else (self.max_back_m, self.max_step_m)
+            step[0] = float(np.clip(step[0], -back, fwd))
             step[1] = side * float(np.clip(side * step[1], self.min_width_m, self.max_width_m))
             heel = self.foot[swing][0]
             goal = np.array([*(stance_xy + rot @ step - self.heel_back * u), self.heel_z])
@@ -359,9 +369,10 @@ class Walking(Standing):
                 hip_z = min(float(hip[2]), self.pelvis_z - self.hip_below_pelvis)  # its reach at the walk's height
                 drop = hip_z - self.heel_z
                 reach = self.reach_share * float(np.sqrt(max(self.leg_m**2 - drop**2, 0.0)))
-                goal[:2] -= u * max(float(goal[:2] @ u) - hip_x - reach, 0.0)
+                # (in the walking direction)
+                goal[:2] -= sense * u * max(sense * (float(goal[:2] @ u) - hip_x) - reach, 0.0)
             #: The swing's foothold (the heel's world position at touchdown).
-            self.goal = goal
+            self.goal = goal = self.foothold(ctx, swing, goal)
             pos, v, acc = gait.swing_point(self._lift[swing], goal, sch.swing_phase, self.single_s, self.apex_m)
             t.points.append(PointTask(heel, np.zeros(3), pos, v, kp=self.swing_kp, weight=self.swing_weight,
                                       acceleration=acc * self.swing_ff))
