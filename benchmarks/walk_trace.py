@@ -1,15 +1,19 @@
 """The walking expert's steps, one line per touchdown: where each step landed and what the DCM did.
 
-For each seed, one episode of the expert on a gait task (``--task``: Walk by default, or PoleWalk or
-WalkTurn; the train environment, the seed's own start) in the package's episode loop. Every touchdown the walker logs
+For each seed, one episode of the expert on a gait task (``--task``: Walk by default, or PoleWalk,
+WalkTurn or WalkAndSit; the train environment, the seed's own start) in the package's episode loop. Every touchdown the walker logs
 (``Walking.touchdowns``) is printed: the side, the control step, the heel's landing error from the
 foothold it was sent to (m, x forward / y left), the DCM's offset from the new stance foot at that moment
 beside the offset a steady walk at the target speed has, and the forward speed. Then the episode's end
 and, per episode, the medians of the landing error and of the DCM offset's excess over the steady one.
+On WalkAndSit it also reports the sit that follows the walk (``WalkAndSit.sit``): the pelvis's position and
+velocity when it starts, its speed when the pelvis or a thigh touches the seat, and at the episode's end
+the sit flag's clauses (pelvis height, mean knee angle, the heels' distance ahead of the pelvis).
 ``--json`` writes the rows.
 
     python benchmarks/walk_trace.py --seeds 0,3,10 --json docs/walk_trace.json
     python benchmarks/walk_trace.py --task WalkTurn --seeds 0,1
+    python benchmarks/walk_trace.py --task WalkAndSit --seeds 0,3,8
 """
 
 from __future__ import annotations
@@ -47,9 +51,12 @@ def trace(seed: int, task: str = "Walk") -> dict:
     groups = {g: {side: [names.index(f"{m}_{side}") for m in muscles if f"{m}_{side}" in names]
                   for side in ("l", "r")} for g, muscles in STANCE_GROUPS.items()}
     mid_stance: dict[str, list[float]] = {g: [] for g in STANCE_GROUPS}
+    sit: dict = {}
 
     def rec(e, step):
         xs.append(float(e.sim.view().pelvis_pos[0]))
+        if getattr(beh, "sit", None) is not None and step is not None:
+            sit_trace(e, beh, step.index, sit)
         sch = beh.schedule
         if step is not None and sch.phase == "single" and 0.3 <= sch.swing_phase <= 0.7:
             act = e.data.act[env.handles.muscle_act_adr]
@@ -67,7 +74,26 @@ def trace(seed: int, task: str = "Walk") -> dict:
             "median_landing_error_m": np.median(land, axis=0).tolist() if len(land) else None,
             "median_dcm_excess_m": ([float(np.median(excess[:, 0])), float(np.median(-side * excess[:, 1]))]
                                     if len(excess) else None),
-            "mid_stance_activation": {g: float(np.mean(v)) if v else None for g, v in mid_stance.items()}}
+            "mid_stance_activation": {g: float(np.mean(v)) if v else None for g, v in mid_stance.items()},
+            **({"sit": sit} if sit else {})}
+
+
+def sit_trace(env, beh, index: int, out: dict) -> None:
+    """The sit after a walk: its start, the seat's first touch, and the sit flag's clauses now."""
+    from mskbench.tasks import chair
+
+    view = env.sim.view()
+    pelvis, vel = view.pelvis_pos, view.vel("pelvis")
+    if "start" not in out:
+        out["start"] = {"control_step": index, "pelvis": [float(v) for v in pelvis],
+                        "pelvis_velocity": [float(v) for v in vel]}
+    if beh.sit.landed and "seat_touch" not in out:
+        out["seat_touch"] = {"control_step": index, "pelvis": [float(v) for v in pelvis],
+                             "pelvis_speed": float(np.linalg.norm(vel))}
+    heels = [float(env.data.xpos[beh.foot[s][0]][0] - pelvis[0]) for s in ("l", "r")]
+    out["now"] = {"control_step": index, "pelvis_z": float(pelvis[2]), "seated": bool(chair.seated(view, np)),
+                  "mean_knee": float(chair.mean_hip_knee(view, np)[1]), "heels_ahead": heels,
+                  "seated_steps": int(env.task_state["seated_steps"])}
 
 
 def main() -> None:
@@ -94,6 +120,15 @@ def main() -> None:
                   f"(x: behind the foot is negative; y: positive = the foot further out than a steady walk's)")
         print("  stance leg, mean activation in mid-stance: " + ", ".join(
             f"{g} {v:.2f}" for g, v in row["mid_stance_activation"].items() if v is not None))
+        if "sit" in row:
+            st, touch, end = row["sit"]["start"], row["sit"].get("seat_touch"), row["sit"]["now"]
+            print(f"  sit from control step {st['control_step']}: pelvis at x {st['pelvis'][0]:+.2f} y "
+                  f"{st['pelvis'][1]:+.2f}, moving {np.round(st['pelvis_velocity'], 2).tolist()} m/s")
+            if touch:
+                print(f"  seat touched at control step {touch['control_step']}, pelvis at {touch['pelvis_speed']:.2f} m/s")
+            print(f"  at the end: pelvis {end['pelvis_z']:.2f} m high, seated {end['seated']}, knees "
+                  f"{end['mean_knee']:.2f} rad, heels {np.round(end['heels_ahead'], 2).tolist()} m ahead of the "
+                  f"pelvis, {end['seated_steps']} steps seated with the flag's clauses")
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"task": args.task, "policy": "expert", "rows": rows}, f, indent=1)
