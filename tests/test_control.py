@@ -196,6 +196,24 @@ def test_expert_stands_for_a_second():
     assert np.abs(policy.last.reserve).max() < 5.0  # N·m: the muscles carry it
 
 
+def test_a_qp_the_solver_did_not_solve_is_an_error_not_a_plan(stand_env, monkeypatch):
+    """An iterate PIQP stopped at its iteration limit (finite, but not a solution) is not acted on: the expert
+    says which status it got instead of sending excitations from it."""
+    from mskbench.control import make_controller
+    from mskbench.control import qp as qp_module
+
+    policy = make_controller("expert", stand_env)
+    obs, _ = stand_env.reset(seed=0)
+    policy.reset(0)
+    solve = qp_module._solve
+    monkeypatch.setattr(qp_module, "_solve", lambda *a: (solve(*a)[0], "PIQP_MAX_ITER_REACHED"))
+    with pytest.raises(RuntimeError, match=r"not solved \(PIQP_MAX_ITER_REACHED\)"):
+        policy.act(obs)
+    monkeypatch.setattr(qp_module, "_solve", lambda *a: (np.full_like(solve(*a)[0], np.nan), "PIQP_SOLVED"))
+    with pytest.raises(RuntimeError, match="non-finite iterate"):
+        policy.act(obs)
+
+
 def test_activation_rate_smooths_the_experts_actions_and_it_still_stands():
     """The QP's ``activation_rate`` weight keeps the activations near the current ones: over the same
     60 steps from the same start the actions change less from step to step, and the body stays up."""
