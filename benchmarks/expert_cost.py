@@ -23,7 +23,7 @@ import time
 import mujoco
 import numpy as np
 
-from mskbench.control import EXPERT_BEHAVIOURS, make_controller
+from mskbench.control import EXPERT_BEHAVIOURS, make_controller, serves
 from mskbench.envs import MSKEnv
 from mskbench.envs.action_map import excitation
 
@@ -75,7 +75,16 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", default=None, help="write the rows as JSON here")
     args = parser.parse_args()
-    rows = [measure(t.strip(), args.policy, args.steps, args.seed) for t in args.tasks.split(",") if t.strip()]
+    if args.steps < 1:
+        parser.error(f"--steps must be at least 1, got {args.steps}")
+    tasks = [t.strip() for t in args.tasks.split(",") if t.strip()]
+    try:
+        unserved = [t for t in tasks if not serves(args.policy, t)]
+    except ValueError as err:  # not a task at all
+        parser.error(str(err))
+    if unserved:
+        parser.error(f"the expert has no behaviour for {', '.join(unserved)}; it serves {', '.join(EXPERT_BEHAVIOURS)}")
+    rows = [measure(t, args.policy, args.steps, args.seed) for t in tasks]
     header = f"{'task':15s} {'steps':>5s} {'controller ms':>13s} {'physics ms':>10s} {'env.step ms':>11s} " \
              f"{'ctrl/phys':>9s} {'(ctrl+env)/phys':>15s}"
     print(header)

@@ -109,3 +109,16 @@ def test_expert_results_reads_a_method_whose_name_holds_commas(benchmark_script,
     assert [(r["policy"], r["episodes"], round(r["sr_pct"], 1)) for r in rows] == [(name, 3, 66.7)]
     assert rows[0]["terminations"] == {"time_limit": 2, "tilted": 1}
     assert "no episodes of 'absent'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv, message", [(["--steps", "0"], "--steps must be at least 1, got 0"),
+                                           (["--tasks", "Run"], "the expert has no behaviour for Run; it serves Stand"),
+                                           (["--tasks", "Runn"], "unknown task 'Runn'")])
+def test_expert_cost_refuses_what_it_cannot_time_in_one_line(benchmark_script, monkeypatch, capsys, argv, message):
+    # benchmarks/expert_cost.py, the cost table's command: no step to time, or a task the expert does not serve
+    monkeypatch.setattr("sys.argv", ["expert_cost.py", *argv])
+    with pytest.raises(SystemExit) as exit_:
+        benchmark_script("expert_cost").main()
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert message in err[-1] and "Traceback" not in "\n".join(err)
