@@ -251,7 +251,7 @@ class Crouch(Standing):
             rot = np.zeros(4)
             mujoco.mju_axisAngle2Quat(rot, pitch_axis, lean)
             mujoco.mju_mulQuat(q[3:7], rot, base[3:7])
-            return ctx.env._ctx.pose(joints, base=q)
+            return ctx.poses.pose(joints, base=q)
 
         def com_offset(q: np.ndarray) -> float:
             scratch.qpos[:] = q

@@ -10,12 +10,15 @@ episode) changes the plant, not the controller.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from mskbench.control.qp import Solution, Targets, WholeBodyQP, Weights
 from mskbench.envs.action_map import action_for, excitation_range
+
+if TYPE_CHECKING:
+    from mskbench.tasks.base import InitContext
 
 
 class Context:
@@ -29,6 +32,22 @@ class Context:
         self.start_qpos = np.zeros(qp.m.nq)
         self.start_com = np.zeros(3)
         self.step = 0
+        self._poses: InitContext | None = None
+
+    @property
+    def poses(self) -> InitContext:
+        """Poses by joint name (:meth:`~mskbench.tasks.base.InitContext.pose`, ``joint_qpos_adr``), the tasks' own
+        helpers, on the controller's model and a scratch copy of its own (never the environment's)."""
+        if self._poses is None:
+            import mujoco
+
+            from mskbench.body.base import default_qpos
+            from mskbench.tasks.base import InitContext
+
+            m = self.qp.m
+            self._poses = InitContext(m, mujoco.MjData(m), self.env.handles, default_qpos(m, self.env.handles),
+                                      self.control_dt_s)
+        return self._poses
 
     @property
     def d(self):

@@ -47,7 +47,7 @@ class CalfRaise(Standing):
 
     def reset(self, ctx: Context) -> None:
         super().reset(ctx)
-        adr = ctx.env._ctx.joint_qpos_adr
+        adr = ctx.poses.joint_qpos_adr
         self.straight = [adr(f"{j}_{s}") for j in ("hip_flexion", "knee_angle") for s in "lr"]
         self.ankles = [adr(f"ankle_angle_{s}") for s in "lr"]
         self.heels = [ctx.body(r) for r in ("foot_l", "foot_r")]

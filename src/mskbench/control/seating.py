@@ -67,7 +67,7 @@ class Sit(Crouch):
         #: Whether the pelvis or a thigh has touched the seat (from then on the seat carries them).
         self.landed = False
         q_low, self.low_orient = self.pose_at(max(self.z1, self._table[0][0]))
-        self.q_seated = ctx.env._ctx.pose(SEATED, base=q_low, on_ground=False)
+        self.q_seated = ctx.poses.pose(SEATED, base=q_low, on_ground=False)
 
     def _centre(self) -> PointTask:
         return PointTask(self.pelvis_body, np.zeros(3), np.array([0.0, chair.CHAIR_Y_M, 0.0]), axes=(1,),

@@ -161,7 +161,7 @@ class Walking(Standing):
         self._d0 = float(ctx.start_com[0] - self._stance_xy(ctx, stance)[0])
         # the heel's height standing flat on the floor: where a swing ends
         scratch = mujoco.MjData(m)
-        scratch.qpos[:] = ctx.env._ctx.pose()
+        scratch.qpos[:] = ctx.poses.pose()
         mujoco.mj_kinematics(m, scratch)
         self.heel_z = float(np.mean([scratch.xpos[self.foot[s][0]][2] for s in SIDES]))
         # the heights the walk keeps, less the crouch: the start's; from a start at rest, the neutral pose's
@@ -202,7 +202,7 @@ class Walking(Standing):
 
     def _joint_index(self, ctx: Context, name: str) -> int:
         """Where joint ``name`` is among the body's joints (``joint_qpos``)."""
-        return int(np.flatnonzero(self.joint_qpos == ctx.env._ctx.joint_qpos_adr(name))[0])
+        return int(np.flatnonzero(self.joint_qpos == ctx.poses.joint_qpos_adr(name))[0])
 
     def _swing_knee(self, s: float) -> tuple[float, float]:
         """The swing knee's flexion and its rate (per unit phase) at swing phase ``s``."""
