@@ -197,8 +197,9 @@ def test_expert_stands_for_a_second():
 
 
 def test_a_qp_the_solver_did_not_solve_is_an_error_not_a_plan(stand_env, monkeypatch):
-    """An iterate PIQP stopped at its iteration limit (finite, but not a solution) is not acted on: the expert
-    says which status it got instead of sending excitations from it."""
+    """PIQP's answer is acted on when solved, or stopped at its iteration limit with its equality rows holding
+    (the status is kept in the solution); an iterate that breaks them, another status or a non-finite iterate is
+    an error naming the status."""
     from mskbench.control import make_controller
     from mskbench.control import qp as qp_module
 
@@ -207,7 +208,13 @@ def test_a_qp_the_solver_did_not_solve_is_an_error_not_a_plan(stand_env, monkeyp
     policy.reset(0)
     solve = qp_module._solve
     monkeypatch.setattr(qp_module, "_solve", lambda *a: (solve(*a)[0], "PIQP_MAX_ITER_REACHED"))
+    policy.act(obs)
+    assert policy.last.status == "PIQP_MAX_ITER_REACHED"
+    monkeypatch.setattr(qp_module, "_solve", lambda *a: (np.zeros_like(solve(*a)[0]), "PIQP_MAX_ITER_REACHED"))
     with pytest.raises(RuntimeError, match=r"not solved \(PIQP_MAX_ITER_REACHED\)"):
+        policy.act(obs)
+    monkeypatch.setattr(qp_module, "_solve", lambda *a: (solve(*a)[0], "PIQP_PRIMAL_INFEASIBLE"))
+    with pytest.raises(RuntimeError, match=r"not solved \(PIQP_PRIMAL_INFEASIBLE\)"):
         policy.act(obs)
     monkeypatch.setattr(qp_module, "_solve", lambda *a: (np.full_like(solve(*a)[0], np.nan), "PIQP_SOLVED"))
     with pytest.raises(RuntimeError, match="non-finite iterate"):

@@ -53,8 +53,12 @@ from mskbench.sim.muscles import MuscleParams, muscle_gain_bias
 _CONTACT_TYPES = (int(mujoco.mjtConstraint.mjCNSTR_CONTACT_PYRAMIDAL), int(mujoco.mjtConstraint.mjCNSTR_CONTACT_ELLIPTIC),
                   int(mujoco.mjtConstraint.mjCNSTR_CONTACT_FRICTIONLESS))
 _EQUALITY = int(mujoco.mjtConstraint.mjCNSTR_EQUALITY)
-#: PIQP's status of a solved QP.
+#: PIQP's status of a solved QP, and of one stopped at its iteration limit.
 SOLVED = "PIQP_SOLVED"
+ITERATION_LIMIT = "PIQP_MAX_ITER_REACHED"
+#: An iterate PIQP stopped at its iteration limit is acted on when its equality rows (the dynamics, the
+#: constraints, the task rows) hold to this share of their largest right-hand side.
+ITERATE_TOLERANCE = 1e-3
 
 
 @dataclass
@@ -534,9 +538,7 @@ class WholeBodyQP:
             Pd[ia:ifo] += w.activation_rate
             qlin[ia:ifo] -= w.activation_rate * act
         x, status = _solve(sp.diags(Pd, format="csc"), qlin, Aeq, beq, lb, ub)
-        if status != SOLVED or not np.all(np.isfinite(x)):
-            # an iterate PIQP did not report solved is no plan to act on (measured: every one of 3,729 steps of
-            # Walk, WalkTurn, Balance and SingleLegStand episodes, falls included, was solved)
+        if not _acceptable(status, x, Aeq, beq):
             raise RuntimeError(f"the whole-body QP was not solved ({status}"
                                f"{'' if np.all(np.isfinite(x)) else ', non-finite iterate'}) at time {d.time:.3f} s")
 
@@ -561,6 +563,18 @@ class WholeBodyQP:
                         support_force=forces, support_points=world_pts, residual=np.asarray(residual),
                         forces={"constraints": gen_constraints, "supports": Jfs.T @ x[ifs:ir], "reserves": gen_reserves},
                         dofs=dofs.copy())
+
+
+def _acceptable(status: str, x: np.ndarray, A, b: np.ndarray) -> bool:
+    """Whether to act on PIQP's answer: a solved QP, or an iterate at the iteration limit whose equality rows
+    hold to :data:`ITERATE_TOLERANCE` of their scale (seen on a Catch behaviour's two hands aimed at one
+    point: residuals of 1e-4 and 0.04 on rows of ~800); never a non-finite one or any other status."""
+    if not np.all(np.isfinite(x)):
+        return False
+    if status == SOLVED:
+        return True
+    return status == ITERATION_LIMIT and float(np.abs(A @ x - b).max()) <= ITERATE_TOLERANCE * max(
+        1.0, float(np.abs(b).max()))
 
 
 def _solve(P, q, A, b, lb, ub) -> tuple[np.ndarray, str]:
