@@ -567,8 +567,8 @@ class WholeBodyQP:
 
 def _acceptable(status: str, x: np.ndarray, A, b: np.ndarray) -> bool:
     """Whether to act on PIQP's answer: a solved QP, or an iterate at the iteration limit whose equality rows
-    hold to :data:`ITERATE_TOLERANCE` of their scale (seen on a Catch behaviour's two hands aimed at one
-    point: residuals of 1e-4 and 0.04 on rows of ~800); never a non-finite one or any other status."""
+    hold to :data:`ITERATE_TOLERANCE` of their scale (seen while Catch's behaviour was built, with both hands
+    aimed at one point); never a non-finite one or any other status."""
     if not np.all(np.isfinite(x)):
         return False
     if status == SOLVED:
