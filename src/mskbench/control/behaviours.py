@@ -16,7 +16,7 @@ from __future__ import annotations
 import mujoco
 import numpy as np
 
-from mskbench.control.balance import com_acceleration, convex_hull_2d, project_into
+from mskbench.control.balance import GRAVITY, com_acceleration, convex_hull_2d, project_into
 from mskbench.control.balance import omega as pendulum_omega
 from mskbench.control.expert import Behaviour, Context
 from mskbench.control.qp import PointTask, Targets, Weights
@@ -397,4 +397,60 @@ class OpenDoor(Reach):
             self.pushing = True
         target = handle + (self.push_m if self.pushing else -self.approach_m) * normal
         t.points.append(PointTask(self.hand, np.zeros(3), self.lead(ctx, target), kp=self.hand_kp))
+        return t
+
+
+def coming_down_through(position: np.ndarray, velocity: np.ndarray, height_m: float) -> np.ndarray | None:
+    """Where a ballistic point at ``position`` moving at ``velocity`` comes down through ``height_m`` (the later
+    root of ``z + v_z t − g t²/2 = height``); None when it is below that height now."""
+    p, v = np.asarray(position, float), np.asarray(velocity, float)
+    if p[2] < height_m:
+        return None
+    g = GRAVITY
+    t = (v[2] + np.sqrt(v[2] * v[2] + 2.0 * g * (p[2] - height_m))) / g
+    return np.array([p[0] + v[0] * t, p[1] + v[1] * t, height_m])
+
+
+class Catch(Standing):
+    """Catch: both hands side by side, palms up as the start holds them, under the point where the cube comes
+    down through ``tray_m`` (predicted from its state every step until it is caught); once the cube is within
+    ``caught_m`` of the hands' midpoint, the hands give ``give_m`` downwards over ``give_s`` and hold."""
+
+    tasks = ("Catch",)
+    tray_m = 1.17
+    #: The hands' origins this far either side of the tray's centre (m): nearly touching.
+    half_gap_m = 0.025
+    hand_kp = 300.0
+    caught_m = 0.1
+    give_m = 0.05
+    give_s = 0.2
+
+    def reset(self, ctx: Context) -> None:
+        super().reset(ctx)
+        self.hands = (ctx.body("hand_l"), ctx.body("hand_r"))
+        self.palms = {h: ctx.d.xquat[h].copy() for h in self.hands}
+        self.aim: np.ndarray | None = None
+        #: When (control step) and where (the hands' midpoint) the cube was caught.
+        self.caught_at: int | None = None
+        self.hold = np.zeros(3)
+
+    def targets(self, ctx: Context) -> Targets:
+        t = super().targets(ctx)
+        task, d = ctx.task, ctx.d
+        cube = d.qpos[task.cube_qpos:task.cube_qpos + 3]
+        middle = 0.5 * (d.xpos[self.hands[0]] + d.xpos[self.hands[1]])
+        if self.caught_at is None and np.linalg.norm(cube - middle) < self.caught_m:
+            self.caught_at, self.hold = ctx.step, middle.copy()
+        if self.caught_at is None:
+            aim = coming_down_through(cube, d.qvel[task.cube_dof:task.cube_dof + 3], self.tray_m)
+            self.aim = self.aim if aim is None else aim
+        else:
+            give = min((ctx.step - self.caught_at) * ctx.control_dt_s / self.give_s, 1.0)
+            self.aim = self.hold - np.array([0.0, 0.0, self.give_m * give])
+        if self.aim is None:
+            return t
+        for hand, side in zip(self.hands, (1.0, -1.0)):
+            t.points.append(PointTask(hand, np.zeros(3), self.aim + np.array([0.0, side * self.half_gap_m, 0.0]),
+                                      kp=self.hand_kp))
+            t.orientations[hand] = self.palms[hand]
         return t

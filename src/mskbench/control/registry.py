@@ -18,7 +18,7 @@ from mskbench.control.probes import PROBE_TASKS, PROBES
 EXPERT_BEHAVIOURS: dict[str, type[Behaviour]] = {
     cls.tasks[0]: cls
     for cls in (B.Stand, B.Powerlift, B.SingleLegStand, seating.Sit, B.Balance, B.Squat, B.Reach, walking.Walk,
-                courses.PoleWalk, courses.WalkTurn, B.OpenDoor, seating.WalkAndSit)
+                courses.PoleWalk, courses.WalkTurn, B.OpenDoor, seating.WalkAndSit, B.Catch)
 }
 #: The tasks the expert walks on (its behaviour is the gait layer's).
 WALKING_TASKS = tuple(t for t, cls in EXPERT_BEHAVIOURS.items() if issubclass(cls, walking.Walking))
