@@ -414,7 +414,8 @@ def coming_down_through(position: np.ndarray, velocity: np.ndarray, height_m: fl
 class Catch(Standing):
     """Catch: both hands side by side, palms up as the start holds them, under the point where the cube comes
     down through ``tray_m`` (predicted from its state every step until it is caught); once the cube is within
-    ``caught_m`` of the hands' midpoint, the hands give ``give_m`` downwards over ``give_s`` and hold."""
+    ``caught_m`` of the hands' midpoint, the hands give ``give_m`` downwards over ``give_s``, the palms tilting
+    back by ``tilt_rad``, and hold."""
 
     tasks = ("Catch",)
     tray_m = 1.17
@@ -424,6 +425,9 @@ class Catch(Standing):
     caught_m = 0.1
     give_m = 0.05
     give_s = 0.2
+    #: Over the give, the palms tilt back (fingers up) by this much about the left-right axis (rad): untilted,
+    #: the caught cube slid off forwards over the fingers (35 of 50 held, against 41 of 50).
+    tilt_rad = -0.2
 
     def reset(self, ctx: Context) -> None:
         super().reset(ctx)
@@ -449,8 +453,17 @@ class Catch(Standing):
             self.aim = self.hold - np.array([0.0, 0.0, self.give_m * give])
         if self.aim is None:
             return t
+        tilt = None
+        if self.caught_at is not None and self.tilt_rad:
+            tilt = np.zeros(4)
+            share = min((ctx.step - self.caught_at) * ctx.control_dt_s / self.give_s, 1.0)
+            mujoco.mju_axisAngle2Quat(tilt, np.array([0.0, 1.0, 0.0]), self.tilt_rad * share)
         for hand, side in zip(self.hands, (1.0, -1.0)):
             t.points.append(PointTask(hand, np.zeros(3), self.aim + np.array([0.0, side * self.half_gap_m, 0.0]),
                                       kp=self.hand_kp))
-            t.orientations[hand] = self.palms[hand]
+            q = self.palms[hand]
+            if tilt is not None:
+                q = np.zeros(4)
+                mujoco.mju_mulQuat(q, tilt, self.palms[hand])
+            t.orientations[hand] = q
         return t

@@ -540,7 +540,7 @@ class WholeBodyQP:
         x, status = _solve(sp.diags(Pd, format="csc"), qlin, Aeq, beq, lb, ub)
         if not _acceptable(status, x, Aeq, beq):
             raise RuntimeError(f"the whole-body QP was not solved ({status}"
-                               f"{'' if np.all(np.isfinite(x)) else ', non-finite iterate'}) at time {d.time:.3f} s")
+                               f"{'' if np.all(np.isfinite(x)) else ', non-finite iterate'})")
 
         a = np.clip(x[ia:ifo], lo_a, hi_a)
         excitation = np.full(self.nm, self.minor_excitation)
