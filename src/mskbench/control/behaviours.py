@@ -65,6 +65,12 @@ class Standing(Behaviour):
                for b in self.support_bodies for local, _ in ctx.qp.candidates[b]]
         return np.array(pts) if pts else np.zeros((0, 2))
 
+    def over_soles(self, ctx: Context) -> None:
+        """Move the centre-of-mass reference (horizontally) over the middle of :meth:`sole_xy`'s points."""
+        pts = self.sole_xy(ctx)
+        if len(pts):
+            self.com_ref[:2] = 0.5 * (pts.min(axis=0) + pts.max(axis=0))
+
     def pose_orientations(self, ctx: Context, qpos: np.ndarray, bodies) -> dict[int, np.ndarray]:
         """The world orientations of ``bodies`` in the pose ``qpos`` (forward kinematics on a scratch copy)."""
         scratch = getattr(self, "_scratch", None)
@@ -136,10 +142,7 @@ class SingleLegStand(Standing):
 
     def reset(self, ctx: Context) -> None:
         super().reset(ctx)
-        pts = self.sole_xy(ctx)
-        if len(pts):
-            # over the middle of the stance foot
-            self.com_ref[:2] = 0.5 * (pts.min(axis=0) + pts.max(axis=0))
+        self.over_soles(ctx)  # over the middle of the stance foot
         self.lifted = ctx.body("foot_l")
         self.lift_z = float(ctx.d.xpos[self.lifted][2])
 
@@ -220,9 +223,7 @@ class Crouch(Standing):
     def reset(self, ctx: Context) -> None:
         super().reset(ctx)
         self.pelvis_body = ctx.body("pelvis")
-        pts = self.sole_xy(ctx)
-        if len(pts):
-            self.com_ref[:2] = 0.5 * (pts.min(axis=0) + pts.max(axis=0))
+        self.over_soles(ctx)
         # built from this episode's start pose (its posture), never an earlier episode's: an episode acts
         # the same whatever ran before it in the controller (0.23 s a reset of the whole expert, measured)
         self._table = self._balanced_table(ctx)
@@ -315,8 +316,7 @@ class Squat(Crouch):
         task = ctx.task
         phase = (float(ctx.task_state["phase"]) + ctx.control_dt_s / task.period_s) % 1.0
         if self.follow_feet:
-            pts = self.sole_xy(ctx)  # the feet shift a little as the body goes down and up: stay over them
-            self.com_ref[:2] = 0.5 * (pts.min(axis=0) + pts.max(axis=0))
+            self.over_soles(ctx)  # the feet shift a little as the body goes down and up: stay over them
         t = super().targets(ctx)
         if t.com_acc is not None:
             t.com_acc[2] = 0.0  # the pelvis height task sets the height

@@ -19,10 +19,11 @@ import copy
 import mujoco
 import numpy as np
 
+from mskbench.control import gait
 from mskbench.control.behaviours import Crouch
 from mskbench.control.expert import Context
 from mskbench.control.qp import PointTask, Targets
-from mskbench.control.walking import Walking
+from mskbench.control.walking import SIDES, Walking
 from mskbench.tasks import chair
 
 #: Hip and knee angles on the seat (rad): the task's 90-degree pose.
@@ -51,7 +52,6 @@ class Sit(Crouch):
     tuck_m = 0.3
     tuck_kp = 60.0
     tuck_slack_m = 0.08
-    seated_height_weight = 0.0
 
     def reset(self, ctx: Context) -> None:
         super().reset(ctx)
@@ -66,7 +66,7 @@ class Sit(Crouch):
         self.t0 = ctx.step
         #: Whether the pelvis or a thigh has touched the seat (from then on the seat carries them).
         self.landed = False
-        q_low, self.low_orient = self.pose_at(max(self.z1, self._table[0][0]))
+        q_low, _ = self.pose_at(max(self.z1, self._table[0][0]))
         self.q_seated = ctx.poses.pose(SEATED, base=q_low, on_ground=False)
 
     def _centre(self) -> PointTask:
@@ -81,9 +81,6 @@ class Sit(Crouch):
         for b in self.seat_bodies:
             supports[b] = self.seat
         t = Targets(posture=self.q_seated, orientations=dict(self.orient), supports=supports)
-        if self.seated_height_weight:
-            t.points.append(PointTask(self.pelvis_body, np.zeros(3), np.array([0.0, 0.0, self.z1]), axes=(2,),
-                                      weight=self.seated_height_weight))
         if self.centre_weight:
             t.points.append(self._centre())
         pelvis_x = float(ctx.d.xpos[self.pelvis_body][0])
@@ -96,12 +93,9 @@ class Sit(Crouch):
         return t
 
     def _descend(self, ctx: Context) -> Targets:
-        s = float(np.clip((ctx.step - self.t0 + 1) * ctx.control_dt_s / self.descent_s, 0.0, 1.0))
-        blend = s**3 * (10 - 15 * s + 6 * s * s)  # minimum jerk
-        rate = 30 * s * s * (1 - s) ** 2 / self.descent_s if s < 1.0 else 0.0
+        blend, rate, _ = gait.min_jerk((ctx.step - self.t0 + 1) * ctx.control_dt_s / self.descent_s)
         z = self.z0 + blend * (self.z1 - self.z0)
-        pts = self.sole_xy(ctx)  # the feet shift a little as the body goes down: stay over them
-        self.com_ref[:2] = 0.5 * (pts.min(axis=0) + pts.max(axis=0))
+        self.over_soles(ctx)  # the feet shift a little as the body goes down: stay over them
         t = super().targets(ctx)
         if t.com_acc is not None:
             t.com_acc[2] = 0.0  # the pelvis height task sets the height
@@ -109,7 +103,7 @@ class Sit(Crouch):
                 t.com_acc = None
         t.posture, t.orientations = self.pose_at(max(z, self._table[0][0]))
         t.points.append(PointTask(self.pelvis_body, np.zeros(3), np.array([0.0, 0.0, z]),
-                                  np.array([0.0, 0.0, rate * (self.z1 - self.z0)]), axes=(2,),
+                                  np.array([0.0, 0.0, rate / self.descent_s * (self.z1 - self.z0)]), axes=(2,),
                                   weight=self.height_weight))
         if self.centre_weight:
             t.points.append(self._centre())
@@ -162,7 +156,7 @@ class WalkAndSit(Walking):
 
     def targets(self, ctx: Context) -> Targets:
         if self.sit is None and self.schedule.phase == "double":
-            rear = min(float(ctx.d.xpos[self.foot[s][0]][0]) for s in ("l", "r"))
+            rear = min(float(ctx.d.xpos[self.foot[s][0]][0]) for s in SIDES)
             if rear < chair.FRONT_EDGE_X_M + self.heel_clear_m + self.sit_heel_m:
                 self.sit = Sit()
                 self.sit.descent_s = self.sit_descent_s
