@@ -134,7 +134,7 @@ def test_an_old_export_over_the_expert_is_told_by_its_observation_layout():
     """An export from before acts_through of a policy trained over the expert has no run.json beside it: its
     observation layout's block of the expert's action tells it."""
     from mskbench.agents import checkpoint
-    from mskbench.control.residual import BASE_BLOCK
+    from mskbench.paradigms.residual.expert import BASE_BLOCK
 
     assert checkpoint._EXPERT_BLOCK == BASE_BLOCK
     layout = {"body/qpos": slice(0, 3), BASE_BLOCK: slice(3, 5)}
@@ -152,3 +152,31 @@ def test_an_unknown_way_of_acting_is_a_one_line_error(tmp_path):
     with pytest.raises(ValueError, match="acts through 'mskbench.nowhere:Acting'") as err:
         load_policy(str(bad), None, 0)
     assert "\n" not in str(err.value)
+
+
+
+#: ``acts_through`` strings naming a module from before its paradigm moved into mskbench.paradigms, and the
+#: factory each is read as today.
+MOVED = {"mskbench.control.residual:ExpertResidualPolicy": "mskbench.paradigms.residual.expert:ExpertResidualPolicy",
+         "mskbench.envs.residual_action:combine": "mskbench.paradigms.residual.action:combine"}
+
+
+@pytest.mark.parametrize("old", sorted(MOVED))
+def test_a_moved_module_in_acts_through_is_read_as_its_home_today(old, tmp_path):
+    """A checkpoint, or the run.json beside it, naming a module that has since moved acts through that module's
+    home today; the names written today are kept as they are."""
+    from mskbench.agents.checkpoint import acts_through, current_factory
+    from mskbench.eval.protocol import resolve_factory
+
+    assert current_factory(old) == MOVED[old]
+    resolve_factory(MOVED[old])  # the new home has it
+    ckpt = tmp_path / "policy.npz"
+    np.savez(ckpt, acts_through=np.array(old), acts_settings=np.array('{"alpha": 0.5}'))
+    assert acts_through(ckpt) == (MOVED[old], {"alpha": 0.5})
+    run = tmp_path / "run"
+    run.mkdir()
+    np.savez(run / "best.npz", w=np.zeros(1))
+    (run / "run.json").write_text(json.dumps({"acts_through": old, "acts_settings": {}}))
+    assert acts_through(run / "best.npz") == (MOVED[old], {})
+    for spec in ACTS_THROUGH.values():
+        assert spec is None or current_factory(spec) == spec

@@ -1,4 +1,4 @@
-"""Residual RL over the privileged expert (mskbench.control.residual, mskbench.paradigms.residual.expert):
+"""Residual RL over the privileged expert (mskbench.paradigms.residual.expert):
 the executed action is Eq. 38 over the expert bound to each world, the observation carries a_base, the reward
 the residual penalty; a run trained with --base expert evaluates with the expert in the loop, and the store,
 the leaderboard and the report keep it apart as privileged."""
@@ -13,10 +13,10 @@ from click.testing import CliRunner
 
 from mskbench.cli import main
 from mskbench.control import make_controller
-from mskbench.control.residual import (ALPHA, BASE_BLOCK, C_RES, ExpertBaseVectorEnv, ExpertResidualPolicy,
-                                       with_base_block)
-from mskbench.envs.residual_action import combine
 from mskbench.eval.store import ResultsStore
+from mskbench.paradigms.residual.action import combine
+from mskbench.paradigms.residual.expert import (ALPHA, BASE_BLOCK, C_RES, ExpertBaseVectorEnv, ExpertResidualPolicy,
+                                                with_base_block)
 
 
 class _Spy:

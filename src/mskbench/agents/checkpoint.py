@@ -12,7 +12,8 @@ evaluation protocol needs. Which file of a run directory is evaluated:
 How a checkpoint acts (:func:`acts_through`): by its network alone, or through what its run trained with (a
 paradigm's action map, a base policy), named ``module:factory`` with the factory's keyword settings. An export
 records them in its file (entries ``acts_through`` and ``acts_settings``); a run's checkpoint, in the
-``run.json`` beside it; a checkpoint from before either recorded it has them inferred here, in one place.
+``run.json`` beside it; a checkpoint from before either recorded it has them inferred here, in one place, and a
+``module:factory`` naming a module that has since moved is read as its module today (:data:`MOVED_MODULES`).
 :func:`mskbench.eval.protocol.load_policy` resolves them.
 """
 
@@ -29,8 +30,8 @@ from mskbench.agents import algorithm_for_format, ppo
 from mskbench.agents.base import PolicyCheckpoint, savez_atomic
 from mskbench.agents.run_dir import RunDir, checkpoint_path  # noqa: F401 - where the evaluation protocol finds it
 
-__all__ = ["acts_through", "checkpoint_format", "checkpoint_path", "export_policy", "load", "load_policy",
-           "stored_layout"]
+__all__ = ["MOVED_MODULES", "acts_through", "checkpoint_format", "checkpoint_path", "current_factory",
+           "export_policy", "load", "load_policy", "stored_layout"]
 
 
 def checkpoint_format(path: str | Path) -> str:
@@ -81,7 +82,7 @@ def acts_through(path: str | Path) -> tuple[str, dict[str, Any]] | None:
     with np.load(path, allow_pickle=False) as z:
         if "acts_through" in z.files:
             settings = json.loads(str(z["acts_settings"])) if "acts_settings" in z.files else {}
-            return str(z["acts_through"]), settings
+            return current_factory(str(z["acts_through"])), settings
     run = RunDir(Path(path).parent)
     settings = {}
     if run.is_run():
@@ -90,8 +91,26 @@ def acts_through(path: str | Path) -> tuple[str, dict[str, Any]] | None:
         except (OSError, json.JSONDecodeError):
             settings = {}
     if settings.get("acts_through"):
-        return str(settings["acts_through"]), dict(settings.get("acts_settings") or {})
+        return current_factory(str(settings["acts_through"])), dict(settings.get("acts_settings") or {})
     return _inferred(settings.get("env_wrapper") or {}, stored_layout(path))
+
+
+#: Modules that checkpoints and runs from before a paradigm moved into its home (``mskbench.paradigms``) may
+#: name in their ``acts_through``, and where each lives now (a module under one moves with it).
+MOVED_MODULES = {
+    "mskbench.envs.residual_action": "mskbench.paradigms.residual.action",
+    "mskbench.control.residual": "mskbench.paradigms.residual.expert",
+}
+
+
+def current_factory(spec: str) -> str:
+    """``spec`` (``module:factory``) with its module as named today: a module of :data:`MOVED_MODULES` (or one
+    under it) by where it moved; any other ``spec`` as it is."""
+    module, sep, attr = spec.partition(":")
+    for old, new in MOVED_MODULES.items():
+        if module == old or module.startswith(old + "."):
+            return new + module[len(old):] + sep + attr
+    return spec
 
 
 #: What older runs' ``env_wrapper`` paradigms act through (runs and exports from before ``acts_through``).
@@ -99,7 +118,7 @@ _LATENT = "mskbench.paradigms.latent:LatentActing"
 _RESIDUAL = "mskbench.paradigms.residual.wrapper:ResidualActing"
 _EXPERT_RESIDUAL = "mskbench.paradigms.residual.expert:ExpertResidualActing"
 #: The observation block a policy trained over the expert reads the expert's action in
-#: (:data:`mskbench.control.residual.BASE_BLOCK`).
+#: (:data:`mskbench.paradigms.residual.expert.BASE_BLOCK`).
 _EXPERT_BLOCK = "expert/base_action"
 
 

@@ -93,7 +93,7 @@ def _settings(pairs: tuple[str, ...]) -> dict:
                    "Squat, Reach, Walk, PoleWalk, WalkTurn, OpenDoor; --backend cpu, --algo ppo or sac): residual RL "
                    "over the privileged expert, "
                    "bound to each world's simulator, alpha 0.6, the observation with a_base appended; its "
-                   "evaluations run the expert in the loop and are marked privileged (mskbench.control.residual).")
+                   "evaluations run the expert in the loop and are marked privileged (mskbench.paradigms.residual.expert).")
 @click.option("--latent", "latent_model", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
               help="Latent-action RL, hard mode (App. A-G): every muscle action is clipped into a tube around the "
                    "prior this encoder-decoder (mskbench latent fit) decodes from it and the muscle states, and "

@@ -3,9 +3,8 @@
 They are *privileged*: they read the simulator (model, contacts, props, the task's state). See
 :mod:`mskbench.control.qp` (the QP; where a body can bear load: :mod:`mskbench.control.support_geometry`),
 :mod:`mskbench.control.balance` (the capture-point law),
-:mod:`mskbench.control.behaviours` (per-task targets), :mod:`mskbench.control.expert` (the policy),
-:mod:`mskbench.control.registry` (the built-in ``expert`` and ``hold``) and :mod:`mskbench.control.residual`
-(residual RL over the expert: the expert as the frozen base of Eq. 38, per world).
+:mod:`mskbench.control.behaviours` (per-task targets), :mod:`mskbench.control.expert` (the policy)
+and :mod:`mskbench.control.registry` (the built-in ``expert`` and ``hold``).
 """
 
 from mskbench.control.expert import Behaviour, Context, ExpertPolicy

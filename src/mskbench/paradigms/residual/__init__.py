@@ -9,9 +9,11 @@
   the policy of a trained residual (:class:`ResidualPolicy`) and :func:`train_residual`;
 * :mod:`~mskbench.paradigms.residual.measure` — rollouts of a prior or a residual policy with the
   tracking metrics (Eqs. 19-20);
-* :mod:`~mskbench.paradigms.residual.expert` — residual RL over the privileged expert
-  (:mod:`mskbench.control.residual`) on the tasks it serves: :class:`ExpertResidualWrapper`,
-  :func:`train_expert_residual`.
+* :mod:`~mskbench.paradigms.residual.expert` — residual RL over the privileged expert on the tasks it
+  serves: the training env with one expert per world, the policy with the expert in the loop,
+  :class:`ExpertResidualWrapper`, :func:`train_expert_residual`;
+* :mod:`~mskbench.paradigms.residual.action` — the combination of Eq. 38 (:func:`combine`,
+  :func:`residual_penalty`, α and ``c_res``), which both execute.
 
 ``mskbench train TrackWalk ...`` trains a prior, ``mskbench train ResidualWalk --base RUN`` a residual;
 ``mskbench train Stand --base expert`` a residual over the expert (privileged).

@@ -95,7 +95,7 @@ from typing import Any
 import numpy as np
 
 from mskbench.envs.observation import flatten, layout_of, observation_blocks
-from mskbench.envs.residual_action import ALPHA, C_RES
+from mskbench.paradigms.residual.action import ALPHA, C_RES
 from mskbench.tasks.base import InitContext, check_positive, option
 from mskbench.tasks.motion_reference import MOTION_SPEEDS
 from mskbench.tasks.tracking import StairsScene, Tracking

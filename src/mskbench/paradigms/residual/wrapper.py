@@ -15,8 +15,8 @@ project's PPO, an MLP of Table XVI's two hidden layers of 1,024 — three weight
 layers, the paper's "3-layer MLP"); the penalty is the mean over the muscles
 of the squared residual action as the trainer sends it (the original's
 ``np.mean(np.square(residual_action))``, ``residualrl/stair.py@a68b6ce``). :func:`combine` and
-:func:`residual_penalty` are :mod:`mskbench.envs.residual_action`'s, which residual RL over the
-privileged expert (:mod:`mskbench.control.residual`) executes too.
+:func:`residual_penalty` are :mod:`~mskbench.paradigms.residual.action`'s, which residual RL over the
+privileged expert (:mod:`~mskbench.paradigms.residual.expert`) executes too.
 
 * :class:`ResidualVectorEnv` wraps a :class:`~mskbench.envs.protocols.VectorEnv`
   (the CPU stack), :class:`ResidualBatchedEnv` a :class:`~mskbench.envs.protocols.BatchedEnv`
@@ -43,9 +43,9 @@ from typing import Any
 import numpy as np
 
 from mskbench.catalog import task_ids
-from mskbench.envs.residual_action import FORMULA, combine, residual_penalty
 from mskbench.envs.vector import checked_actions, worlds
 from mskbench.envs.wrappers import BatchedWrapper, VectorWrapper, is_batched
+from mskbench.paradigms.residual.action import FORMULA, combine, residual_penalty
 from mskbench.paradigms.residual.tasks import resolve_base
 
 __all__ = ["FORMULA", "ResidualActing", "ResidualBatchedEnv", "ResidualMap", "ResidualPolicy", "ResidualVectorEnv",

@@ -1,9 +1,10 @@
 """The residual action map (Eq. 2 / 38): a frozen base action plus a bounded residual, one formula for
 NumPy and JAX (``xp``).
 
-:mod:`mskbench.paradigms.residual` (the residual tasks over a tracking prior) and
-:mod:`mskbench.control.residual` (residual RL over the privileged expert) both execute
-:func:`combine` and pay :func:`residual_penalty`; they live here, below both, so that neither copies them.
+The residual tasks over a tracking prior (:mod:`~mskbench.paradigms.residual.wrapper`,
+:mod:`~mskbench.paradigms.residual.tasks`) and residual RL over the privileged expert
+(:mod:`~mskbench.paradigms.residual.expert`) both execute :func:`combine` and pay :func:`residual_penalty`,
+with the same α and ``c_res``; they are defined here once, so that neither copies them.
 """
 
 from __future__ import annotations
