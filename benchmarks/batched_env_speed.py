@@ -7,7 +7,7 @@
 Zero actions with auto-reset; the first (compiling) step is timed apart. The
 CPU env reference is one ``MSKEnv`` on one core (``--cpu-steps``, 0 to skip).
 With ``--latent MODEL`` (a ``mskbench latent fit`` file) the worlds act through
-hard-mode latent filtering inside the step (:class:`~mskbench.agents.latent.batched.LatentBatchedEnv`,
+hard-mode latent filtering inside the step (:class:`~mskbench.paradigms.latent.batched.LatentBatchedEnv`,
 with the deviation penalty); compare with a run without it for the map's cost.
 """
 
@@ -41,9 +41,9 @@ def main() -> None:
     t0 = time.perf_counter()
     env = make(args.task, num_envs=args.num_envs, impl=args.impl, muscle_moments=args.latent is not None)
     if args.latent is not None:
-        from mskbench.agents.latent import PenaltySchedule
-        from mskbench.agents.latent.batched import LatentBatchedEnv
-        from mskbench.agents.latent.model import LatentModel
+        from mskbench.paradigms.latent import PenaltySchedule
+        from mskbench.paradigms.latent.batched import LatentBatchedEnv
+        from mskbench.paradigms.latent.model import LatentModel
 
         env = LatentBatchedEnv(env, LatentModel.load(args.latent), args.tube, schedule=PenaltySchedule())
     build_s = time.perf_counter() - t0

@@ -22,7 +22,7 @@ the parent never initialises JAX, so a child gets the whole GPU):
    at 4,096 worlds, its best policy exported to ``--policy-out`` (14 MB for
    Walk), to be evaluated on a CPU with ``mskbench eval --policy FILE``;
    ``env_warp_latent``: as 2 with hard-mode latent-action filtering inside the step
-   (:class:`mskbench.agents.latent.batched.LatentBatchedEnv`, an encoder–decoder of the authors'
+   (:class:`mskbench.paradigms.latent.batched.LatentBatchedEnv`, an encoder–decoder of the authors'
    width fitted for one step on a few random-policy samples: its speed and memory, not its quality);
 7. ``env_warp_suite``: as 2 at one size (1,024) for each of the other
    registered tasks' scenes, in registry order, while its time lasts;
@@ -122,8 +122,8 @@ def stage_env(p: dict) -> None:
         t0 = time.perf_counter()
         env = TaskJaxEnv(task, n, impl=p["impl"], muscle_moments=model is not None)
         if model is not None:
-            from mskbench.agents.latent import PenaltySchedule
-            from mskbench.agents.latent.batched import LatentBatchedEnv
+            from mskbench.paradigms.latent import PenaltySchedule
+            from mskbench.paradigms.latent.batched import LatentBatchedEnv
 
             env = LatentBatchedEnv(env, model, latent.get("tube", 0.25), schedule=PenaltySchedule())
         build_s = time.perf_counter() - t0
@@ -171,8 +171,8 @@ def stage_env(p: dict) -> None:
 def _latent_model(task: str, cfg: dict):
     """An encoder–decoder for the step's cost: fitted for one update on ``cfg["samples"]`` random-policy
     samples of ``task`` (MuJoCo C), at ``cfg["sizes"]`` (default: the authors' width)."""
-    from mskbench.agents.latent.data import collect
-    from mskbench.agents.latent.model import fit
+    from mskbench.paradigms.latent.data import collect
+    from mskbench.paradigms.latent.model import fit
 
     t0 = time.perf_counter()
     data = collect(task, "random", steps=int(cfg.get("samples", 64)), seed=0)

@@ -36,8 +36,8 @@ def short_episodes(monkeypatch):
 
 
 def _latent_model(path):
-    from mskbench.agents.latent.data import collect
-    from mskbench.agents.latent.model import fit
+    from mskbench.paradigms.latent.data import collect
+    from mskbench.paradigms.latent.model import fit
 
     data = collect("Stand", "random", steps=64, seed=3)
     return fit(data, 4, epochs=1, seed=0, batch_size=32, learning_rate=1e-3, embed_dim=8, heads=1, blocks=1,
@@ -158,7 +158,9 @@ def test_an_unknown_way_of_acting_is_a_one_line_error(tmp_path):
 #: ``acts_through`` strings naming a module from before its paradigm moved into mskbench.paradigms, and the
 #: factory each is read as today.
 MOVED = {"mskbench.control.residual:ExpertResidualPolicy": "mskbench.paradigms.residual.expert:ExpertResidualPolicy",
-         "mskbench.envs.residual_action:combine": "mskbench.paradigms.residual.action:combine"}
+         "mskbench.envs.residual_action:combine": "mskbench.paradigms.residual.action:combine",
+         "mskbench.agents.latent:LatentModel": "mskbench.paradigms.latent:LatentModel",
+         "mskbench.agents.latent.wrapper:LatentFilteredPolicy": "mskbench.paradigms.latent.wrapper:LatentFilteredPolicy"}
 
 
 @pytest.mark.parametrize("old", sorted(MOVED))
@@ -178,5 +180,6 @@ def test_a_moved_module_in_acts_through_is_read_as_its_home_today(old, tmp_path)
     np.savez(run / "best.npz", w=np.zeros(1))
     (run / "run.json").write_text(json.dumps({"acts_through": old, "acts_settings": {}}))
     assert acts_through(run / "best.npz") == (MOVED[old], {})
-    for spec in ACTS_THROUGH.values():
-        assert spec is None or current_factory(spec) == spec
+    for spec in filter(None, ACTS_THROUGH.values()):  # today's names (the latent one also older runs') resolve
+        assert current_factory(spec) == spec
+        resolve_factory(spec)

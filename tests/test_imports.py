@@ -146,6 +146,15 @@ def test_the_checker_sees_a_function_local_upward_import(tmp_path):
     assert upward_imports(found) == ["mskbench.sim.m (layer 2) imports mskbench.training (layer 7)"]
 
 
+def test_a_paradigm_package_imports_no_jax_nor_simulator():
+    """``mskbench.paradigms.latent`` hands its model, wrappers and run on lazily (a checkpoint's
+    ``acts_through`` names ``mskbench.paradigms.latent:LatentActing``)."""
+    code = ("import sys, mskbench.paradigms.latent as p; p.PenaltySchedule; "
+            "print([m for m in ('jax', 'flax', 'mujoco') if m in sys.modules])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    assert out == "[]"
+
+
 def test_catalog_and_leaderboard_import_no_simulator():
     code = ("import sys, mskbench, mskbench.catalog, mskbench.eval.leaderboard, mskbench.agents, mskbench.cli; "
             "heavy = [m for m in ('mujoco', 'jax', 'mskbench.tasks.stand', 'mskbench.envs.cpu_env') "

@@ -11,8 +11,8 @@ import json
 import numpy as np
 import pytest
 
-from mskbench.agents.latent import (PenaltySchedule, deviation, env_action, hard_mode, pca_reconstruction,
-                                    penalized_reward, reconstruction_stats, tube_clip, unit_action)
+from mskbench.paradigms.latent import (PenaltySchedule, deviation, env_action, hard_mode, pca_reconstruction,
+                                       penalized_reward, reconstruction_stats, tube_clip, unit_action)
 
 jax = pytest.importorskip("jax", reason="JAX not installed")
 jnp = jax.numpy
@@ -95,7 +95,7 @@ TINY_FIT = {"batch_size": 32, "learning_rate": 1e-3}
 
 def _synthetic(n=96, muscles=416, nv=128, episodes=4, seed=0):
     """Actions that depend on a 2-d code and the muscle states: learnable by the encoder-decoder."""
-    from mskbench.agents.latent.data import LatentData
+    from mskbench.paradigms.latent.data import LatentData
 
     rng = np.random.default_rng(seed)
     code = rng.uniform(-1, 1, (n, 2))
@@ -113,8 +113,8 @@ def _synthetic(n=96, muscles=416, nv=128, episodes=4, seed=0):
 
 def test_encoder_decoder_shapes_tiny_fit_and_file(tmp_path):
     pytest.importorskip("flax", reason="flax not installed")
-    from mskbench.agents.latent.data import dense_moments
-    from mskbench.agents.latent.model import LatentModel, fit
+    from mskbench.paradigms.latent.data import dense_moments
+    from mskbench.paradigms.latent.model import LatentModel, fit
 
     data = _synthetic()
     model = fit(data, 4, epochs=5, seed=0, **TINY_FIT, **TINY)
@@ -148,7 +148,7 @@ def test_encoder_decoder_shapes_tiny_fit_and_file(tmp_path):
 def test_moment_features_match_mujoco(stand_env):
     import mujoco
 
-    from mskbench.agents.latent.data import MuscleFeatures, muscle_states
+    from mskbench.paradigms.latent.data import MuscleFeatures, muscle_states
 
     env = stand_env
     env.reset(seed=0)
@@ -169,8 +169,8 @@ def test_muscle_priors_are_the_compiled_body_under_a_dynamics_perturbation(make_
     """P describes the body as compiled: an env whose model a dynamics perturbation scaled (for its episode,
     and until its next reset) gives the same P, so a latent map built on it passes the model's body check
     (the suite once failed here: a cached env left scaled by an earlier dynamics unit)."""
-    from mskbench.agents.latent.data import MuscleFeatures
     from mskbench.envs.perturbations import Perturbation
+    from mskbench.paradigms.latent.data import MuscleFeatures
 
     env = make_env("Stand", perturbation=Perturbation(muscle_gain_range=0.2))
     nominal = MuscleFeatures(env.model, env.handles).priors.copy()
@@ -208,9 +208,9 @@ def latent_files(tmp_path_factory):
 def test_collect_fit_train_through_the_latent_filter(latent_files):
     from click.testing import CliRunner
 
-    from mskbench.agents.latent.data import LatentData
     from mskbench.cli import main
     from mskbench.paradigms.latent import resumed_steps
+    from mskbench.paradigms.latent.data import LatentData
 
     tmp, data_path, model_path = latent_files
     data = LatentData.load(data_path)
@@ -239,9 +239,9 @@ def test_collect_fit_train_through_the_latent_filter(latent_files):
 
 def test_wrapper_penalises_exactly_the_tube_violation(latent_files):
     """Eq. 28 in the vector wrapper: reward = the task's reward for the executed action − λ_t · L_dev."""
-    from mskbench.agents.latent.model import LatentModel
-    from mskbench.agents.latent.wrapper import LatentActionMap, LatentActionWrapper
     from mskbench.envs.vector import MSKVectorEnv
+    from mskbench.paradigms.latent.model import LatentModel
+    from mskbench.paradigms.latent.wrapper import LatentActionMap, LatentActionWrapper
 
     _, _, model_path = latent_files
     model = LatentModel.load(model_path)
@@ -277,10 +277,10 @@ def test_wrapper_penalises_exactly_the_tube_violation(latent_files):
 def test_batched_env_maps_and_penalises_as_the_cpu_map(latent_files):
     """LatentBatchedEnv (inside the jitted step) = the NumPy LatentActionMap on the same S and M, and its
     reward = the task's for the executed action − λ_t · L_dev with λ_t of its transition counter."""
-    from mskbench.agents.latent.batched import DEVIATION_TERM, LatentBatchedEnv
-    from mskbench.agents.latent.data import MuscleFeatures
-    from mskbench.agents.latent.model import LatentModel
-    from mskbench.agents.latent.wrapper import LatentActionMap
+    from mskbench.paradigms.latent.batched import DEVIATION_TERM, LatentBatchedEnv
+    from mskbench.paradigms.latent.data import MuscleFeatures
+    from mskbench.paradigms.latent.model import LatentModel
+    from mskbench.paradigms.latent.wrapper import LatentActionMap
     from mskbench.envs.cpu_env import MSKEnv
     from mskbench.envs.jax_env import TaskJaxEnv
 

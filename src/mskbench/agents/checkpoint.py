@@ -100,6 +100,7 @@ def acts_through(path: str | Path) -> tuple[str, dict[str, Any]] | None:
 MOVED_MODULES = {
     "mskbench.envs.residual_action": "mskbench.paradigms.residual.action",
     "mskbench.control.residual": "mskbench.paradigms.residual.expert",
+    "mskbench.agents.latent": "mskbench.paradigms.latent",
 }
 
 

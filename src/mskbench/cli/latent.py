@@ -63,9 +63,9 @@ def collect_cmd(task, policy_spec, steps, out, seed, noise_std, force, as_json):
     """Record TASK's (state, action) pairs under a policy: actions, observations, muscle states
     (length, velocity, force, activation), the muscle-joint moment matrix (its fixed sparse pattern once,
     the nonzeros per step) and the muscle priors."""
-    from mskbench.agents.latent.data import DEFAULT_SAMPLES
+    from mskbench.paradigms.latent.data import DEFAULT_SAMPLES
     from mskbench.eval.protocol import check_policy_spec
-    from mskbench.paradigms.latent import collect_expert
+    from mskbench.paradigms.latent.run import collect_expert
 
     if task.strip().lower() == "all" or "," in task:
         raise click.BadParameter("collect takes one task", param_hint="TASK")
@@ -144,8 +144,8 @@ def fit_cmd(data_path, latent_dim, out, epochs, batch_size, learning_rate, max_u
     The encoder-decoder of Eq. 21, the loss of Eq. 22; the statistics are those of the held-out
     episodes, beside the training samples' and a PCA code of the same size (how compressible the
     actions are)."""
-    from mskbench.agents.latent.data import LatentData
-    from mskbench.agents.latent.model import fit
+    from mskbench.paradigms.latent.data import LatentData
+    from mskbench.paradigms.latent.model import fit
 
     _out_path(out, force)
     sizes = {k: v for k, v in (("embed_dim", embed_dim), ("heads", heads), ("blocks", blocks),
@@ -200,8 +200,8 @@ def fit_cmd(data_path, latent_dim, out, epochs, batch_size, learning_rate, max_u
 def eval_cmd(policy_spec, task, model_path, tube, episodes, seed, as_json):
     """Deterministic episodes of POLICY (a latent run directory, or any policy with --task and --model)
     with its actions filtered through the encoder-decoder's tube; the task's return, no penalty."""
-    from mskbench.agents.latent.model import LatentModel
-    from mskbench.paradigms.latent import evaluate_through
+    from mskbench.paradigms.latent.model import LatentModel
+    from mskbench.paradigms.latent.run import evaluate_through
 
     from mskbench.agents.run_dir import RunDir
 
@@ -219,7 +219,7 @@ def eval_cmd(policy_spec, task, model_path, tube, episodes, seed, as_json):
         raise click.UsageError("give --model (POLICY is not a latent run directory)")
     tube = tube if tube is not None else settings.get("tube")
     if tube is None:
-        from mskbench.agents.latent.core import DEFAULT_TUBE
+        from mskbench.paradigms.latent.core import DEFAULT_TUBE
 
         tube = DEFAULT_TUBE
     name = _task(task)

@@ -259,8 +259,8 @@ def _latent_prior(model, tube, other):
         return None
     if other is not None:
         raise click.BadParameter("--latent cannot be combined with --agentic or --base", param_hint="--latent")
-    from mskbench.agents.latent.core import DEFAULT_TUBE
-    from mskbench.paradigms.latent import LatentPrior
+    from mskbench.paradigms.latent.core import DEFAULT_TUBE
+    from mskbench.paradigms.latent.run import LatentPrior
 
     try:
         return LatentPrior(model, DEFAULT_TUBE if tube is None else tube)

@@ -6,7 +6,11 @@
 * :mod:`mskbench.paradigms.direct` — direct external control (App. A-F, Table IV): a paused,
   replayable, file-mediated session that any controller (a person, a script, a language model)
   drives one held muscle command at a time.
+* :mod:`mskbench.paradigms.latent` — latent-action RL, hard mode (App. A-G): an expert-trained
+  encoder–decoder filters the learner's muscle actions (docs/latent.md).
+* :mod:`mskbench.paradigms.residual` — residual adaptation over a frozen base (Sec. III, App. A-J): the
+  residual tasks over a tracking prior, and residual RL over the privileged expert (docs/residual.md).
 
-``mskbench train TASK --agentic rule|http`` and ``mskbench direct start|act|report`` are their
+``mskbench train TASK --agentic rule|http`` and ``mskbench direct start|act|report`` are the first two's
 command lines; docs/paradigms.md describes both.
 """

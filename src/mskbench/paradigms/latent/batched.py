@@ -4,9 +4,9 @@
 ``muscle_moments=True`` (its worlds carry the moment nonzeros on every backend, MJX, MuJoCo Warp or MuJoCo
 C; :mod:`mskbench.sim.muscles`). Each step reads every world's S and M
 (:meth:`TaskJaxEnv.muscle_features <mskbench.envs.jax_env.TaskJaxEnv.muscle_features>`), maps the
-learner's actions with :meth:`LatentModel.hard_filter <mskbench.agents.latent.model.LatentModel.hard_filter>`
-(Eqs. 23-27, the formulas of :mod:`mskbench.agents.latent.core` that the CPU
-:class:`~mskbench.agents.latent.wrapper.LatentActionMap` evaluates with NumPy), steps the worlds with the
+learner's actions with :meth:`LatentModel.hard_filter <mskbench.paradigms.latent.model.LatentModel.hard_filter>`
+(Eqs. 23-27, the formulas of :mod:`mskbench.paradigms.latent.core` that the CPU
+:class:`~mskbench.paradigms.latent.wrapper.LatentActionMap` evaluates with NumPy), steps the worlds with the
 executed actions and, with a penalty schedule, returns ``R − λ_t L_dev`` (Eq. 28).
 
 ``λ_t`` needs the training transitions so far inside a jitted rollout, so the wrapper's state is a
@@ -22,15 +22,15 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
-from mskbench.agents.latent.core import DEFAULT_TUBE, PenaltySchedule, env_action, penalized_reward
-from mskbench.agents.latent.wrapper import MODES, check_tube
 from mskbench.envs.protocols import State, StepOut
 from mskbench.envs.wrappers import BatchedWrapper
+from mskbench.paradigms.latent.core import DEFAULT_TUBE, PenaltySchedule, env_action, penalized_reward
+from mskbench.paradigms.latent.wrapper import MODES, check_tube
 from mskbench.sim.muscles import dense_moments, muscle_priors
 
 if TYPE_CHECKING:
-    from mskbench.agents.latent.model import LatentModel
     from mskbench.envs.jax_env import TaskJaxEnv
+    from mskbench.paradigms.latent.model import LatentModel
 
 #: Name of the per-world ``L_dev`` in ``StepOut.reward_terms``.
 DEVIATION_TERM = "latent_deviation"
@@ -85,7 +85,7 @@ class LatentBatchedEnv(BatchedWrapper):
     ``jax.lax.scan`` (PPO's device rollouts); ``reset``, ``refresh`` and ``reset_to`` return
     :class:`LatentState` s. ``action_size`` is the learner's (muscles for ``mode="hard"``, the latent size
     for ``mode="latent"``). Without a ``schedule`` the reward is the task's (evaluation), as
-    :class:`~mskbench.agents.latent.wrapper.LatentFilteredEnv`. Everything else (``task``,
+    :class:`~mskbench.paradigms.latent.wrapper.LatentFilteredEnv`. Everything else (``task``,
     ``termination_names``, ``obs_layout``, ...) is the wrapped env's.
     """
 

@@ -1,15 +1,15 @@
 """Latent-action RL, hard mode (App. A-G), as a paradigm of a training run: expert data from any policy spec,
 the ``env_wrapper`` of :func:`mskbench.training.train`, and evaluation through the filter.
 
-The learner-independent parts (formulas, features, encoder–decoder, the map and its env wrappers) are in
-:mod:`mskbench.agents.latent`; this module ties them to policies named by spec, to training runs and to
-the evaluation protocol.
+The learner-independent parts (formulas, features, encoder–decoder, the map and its env wrappers) are this
+module's neighbours in :mod:`mskbench.paradigms.latent`; this module ties them to policies named by spec, to
+training runs and to the evaluation protocol.
 
 * :func:`collect_expert` — ``mskbench latent collect``: (state, action) data from a built-in, a
   checkpoint or run directory of any trainer, or ``package.module:factory``.
 * :class:`LatentPrior` — ``mskbench train TASK --latent MODEL --tube R``: wraps the training env in a
-  :class:`~mskbench.agents.latent.wrapper.LatentActionWrapper` (CPU) or a
-  :class:`~mskbench.agents.latent.batched.LatentBatchedEnv` (``--backend jax``, any ``--impl``; a resumed
+  :class:`~mskbench.paradigms.latent.wrapper.LatentActionWrapper` (CPU) or a
+  :class:`~mskbench.paradigms.latent.batched.LatentBatchedEnv` (``--backend jax``, any ``--impl``; a resumed
   run's ``λ_t`` continues from the checkpoint's steps) and evaluates the policy through the map
   (:attr:`LatentPrior.eval_wrapper`, on the CPU or batched), so the periodic evaluation and ``best.npz``
   judge what the body executes. ``run.json`` records the model file
@@ -28,25 +28,25 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from mskbench.agents.latent.core import DEFAULT_TUBE, PenaltySchedule
-from mskbench.agents.latent.wrapper import (MODES, LatentActionWrapper, LatentFilteredEnv, LatentFilteredPolicy,
-                                            check_tube, sha256_of)
 from mskbench.envs.wrappers import is_batched
+from mskbench.paradigms.latent.core import DEFAULT_TUBE, PenaltySchedule
+from mskbench.paradigms.latent.wrapper import (MODES, LatentActionWrapper, LatentFilteredEnv, LatentFilteredPolicy,
+                                               check_tube, sha256_of)
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from mskbench.agents.latent.data import LatentData
-    from mskbench.agents.latent.model import LatentModel
+    from mskbench.paradigms.latent.data import LatentData
+    from mskbench.paradigms.latent.model import LatentModel
     from mskbench.training import EvalWrapper
 
 
 def collect_expert(task: str, policy: Any, *, steps: int, seed: int = 0, noise_std: float = 0.0,
                    progress: "Callable[[int, int], None] | None" = None) -> "LatentData":
-    """:func:`mskbench.agents.latent.data.collect` with ``policy`` a spec of
+    """:func:`mskbench.paradigms.latent.data.collect` with ``policy`` a spec of
     :func:`mskbench.eval.protocol.load_policy` (or an object with ``act``); the spec is recorded."""
-    from mskbench.agents.latent.data import collect
     from mskbench.envs.cpu_env import MSKEnv
+    from mskbench.paradigms.latent.data import collect
 
     env = MSKEnv(task)
     try:
@@ -70,8 +70,8 @@ class LatentPrior:
     0.25, the authors'); ``schedule``: Eq. 28's ``λ_t``; ``mode``: ``"hard"``
     (the paper's) or ``"latent"`` (the learner outputs ``z``). Called with
     ``(env, out_dir, resume)`` it returns the
-    :class:`~mskbench.agents.latent.wrapper.LatentActionWrapper` of a CPU
-    vector env, or the :class:`~mskbench.agents.latent.batched.LatentBatchedEnv`
+    :class:`~mskbench.paradigms.latent.wrapper.LatentActionWrapper` of a CPU
+    vector env, or the :class:`~mskbench.paradigms.latent.batched.LatentBatchedEnv`
     of a batched env (made with :attr:`batched_env_options`, so its worlds carry
     the moment matrix); :attr:`eval_wrapper` runs the run's periodic evaluation through the map.
     """
@@ -81,7 +81,7 @@ class LatentPrior:
 
     def __init__(self, model: str | Path, tube: float = DEFAULT_TUBE, schedule: PenaltySchedule | None = None,
                  mode: str = "hard"):
-        from mskbench.agents.latent.model import LatentModel
+        from mskbench.paradigms.latent.model import LatentModel
 
         self.path = Path(model)
         if not self.path.is_file():
@@ -104,25 +104,26 @@ class LatentPrior:
 
     @property
     def acts_through(self) -> tuple[str, dict[str, Any]]:
-        """How the run's checkpoints act outside training (``run.json``, every export): :class:`LatentActing`."""
-        return (f"{__name__}:LatentActing", {"model": str(self.path.resolve()), "model_sha256": self.sha256,
-                                             "tube": self.tube, "mode": self.mode})
+        """How the run's checkpoints act outside training (``run.json``, every export): :class:`LatentActing`,
+        named where the paradigm's package hands it on (``mskbench.paradigms.latent:LatentActing``)."""
+        return (f"{__package__}:LatentActing", {"model": str(self.path.resolve()), "model_sha256": self.sha256,
+                                                "tube": self.tube, "mode": self.mode})
 
     def __call__(self, env: Any, out_dir: Path | None, resume: bool = False) -> Any:
         steps = resumed_steps(out_dir) if resume and out_dir is not None else 0
         if not is_batched(env):
             self.wrapper = LatentActionWrapper(env, self.model, self.tube, self.schedule, self.mode, steps)
             return self.wrapper
-        from mskbench.agents.latent.batched import LatentBatchedEnv
+        from mskbench.paradigms.latent.batched import LatentBatchedEnv
 
         return LatentBatchedEnv(env, self.model, self.tube, self.mode, self.schedule, steps)
 
     @property
     def eval_wrapper(self) -> "EvalWrapper":
         """The run's periodic evaluation through the map (CPU: the :class:`LatentFilteredEnv` of the
-        protocol env; batched: the :class:`~mskbench.agents.latent.batched.LatentBatchedEnv`); best by the
+        protocol env; batched: the :class:`~mskbench.paradigms.latent.batched.LatentBatchedEnv`); best by the
         task's mean return (the protocol's rule)."""
-        from mskbench.agents.latent.batched import LatentBatchedEnv
+        from mskbench.paradigms.latent.batched import LatentBatchedEnv
         from mskbench.training import EvalWrapper
 
         return EvalWrapper(cpu_env=lambda env: LatentFilteredEnv(env, self.model, self.tube, self.mode),
@@ -133,14 +134,14 @@ class LatentPrior:
 class LatentActing:
     """How a latent run's checkpoint acts (its ``acts_through``): through the map of ``model`` (the file its run
     trained with; with ``model_sha256``, a changed file is a ``ValueError``), ``tube`` and ``mode``. On a CPU env
-    :meth:`policy` is a :class:`~mskbench.agents.latent.wrapper.LatentFilteredPolicy`; batched, the
+    :meth:`policy` is a :class:`~mskbench.paradigms.latent.wrapper.LatentFilteredPolicy`; batched, the
     checkpoint's network acts in :meth:`batched_env`, whose worlds carry the moment matrix
     (:attr:`batched_options`)."""
 
     batched_options = {"muscle_moments": True}
 
     def __init__(self, model: str, model_sha256: str | None = None, tube: float = DEFAULT_TUBE, mode: str = "hard"):
-        from mskbench.agents.latent.model import LatentModel
+        from mskbench.paradigms.latent.model import LatentModel
 
         path = Path(model)
         if not path.is_file():
@@ -159,7 +160,7 @@ class LatentActing:
         return LatentFilteredPolicy(network, env, self.model, self.tube, self.mode)
 
     def batched_env(self, env: Any) -> Any:
-        from mskbench.agents.latent.batched import LatentBatchedEnv
+        from mskbench.paradigms.latent.batched import LatentBatchedEnv
 
         return LatentBatchedEnv(env, self.model, self.tube, self.mode)
 

@@ -16,7 +16,7 @@ Architecture (the authors' ``networks.py``, facts only:
   per muscle: ``â ∈ (0, 1)^muscles``.
 * **Fit** (``train_expert_transformer.py`` @ d7a289173d4b9301b23c74d00a59cf39233aa06a):
   Adam, learning rate 1e-4, minibatches of 256, 40 epochs, the loss of Eq. 22
-  (:func:`~mskbench.agents.latent.core.bc_loss`).
+  (:func:`~mskbench.paradigms.latent.core.bc_loss`).
 
 Ours where the original is silent or does not fit:
 
@@ -28,7 +28,7 @@ Ours where the original is silent or does not fit:
   holds out the last ``holdout`` share of the *episodes* (whole episodes, so
   held-out states are not neighbours of training states; with a single
   episode, its last ``holdout`` share of steps) and reports the
-  reconstruction statistics of :func:`~mskbench.agents.latent.core.reconstruction_stats`
+  reconstruction statistics of :func:`~mskbench.paradigms.latent.core.reconstruction_stats`
   on them, beside the training samples' and a PCA code of the same size.
 * **Budget.** ``max_updates`` and ``time_limit_s`` stop a fit early (the CPU
   cannot afford the original's 40 epochs of 50,000 samples at full width);
@@ -48,8 +48,8 @@ from typing import Any
 
 import numpy as np
 
-from mskbench.agents.latent.core import bc_loss, hard_mode, pca_reconstruction, reconstruction_stats
-from mskbench.agents.latent.data import N_PRIOR, N_STATE, LatentData, dense_moments
+from mskbench.paradigms.latent.core import bc_loss, hard_mode, pca_reconstruction, reconstruction_stats
+from mskbench.paradigms.latent.data import N_PRIOR, N_STATE, LatentData, dense_moments
 
 FORMAT = "mskbench-latent-model"
 FORMAT_VERSION = 1
@@ -449,7 +449,7 @@ def fit(data: LatentData, latent_dim: int = 64, *, epochs: int = 40, batch_size:
     ``blocks``, ``encoder_hidden``, ...; default: the authors'). The fit stops
     after ``epochs``, ``max_updates`` gradient steps or the first step past
     ``time_limit_s``, whichever comes first. ``metrics`` holds ``heldout``
-    and ``train`` (:func:`~mskbench.agents.latent.core.reconstruction_stats`
+    and ``train`` (:func:`~mskbench.paradigms.latent.core.reconstruction_stats`
     of the held-out samples and of up to ``eval_samples`` training samples,
     default as many as held out) and ``pca_heldout`` (the same for a PCA code
     of ``latent_dim`` components fitted on the training actions), the loss

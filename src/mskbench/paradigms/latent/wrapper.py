@@ -16,7 +16,7 @@ outputs ``z ∈ [−1, 1]^latent`` itself and the executed action is the decoded
 
 :class:`mskbench.paradigms.latent.LatentPrior` ties it to a training run
 (``mskbench train TASK --latent MODEL --tube R``). On the batched JAX env the same
-map runs inside the jitted step (:class:`mskbench.agents.latent.batched.LatentBatchedEnv`).
+map runs inside the jitted step (:class:`mskbench.paradigms.latent.batched.LatentBatchedEnv`).
 
 :class:`LatentFilteredPolicy` puts the map on the policy's side instead (it reads S and M of the env it
 acts in), so the evaluation protocol (``mskbench eval --policy RUN``) runs a latent run's checkpoint
@@ -31,14 +31,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from mskbench.agents.latent.core import DEFAULT_TUBE, PenaltySchedule, env_action, hard_mode, penalized_reward
-from mskbench.agents.latent.data import MuscleFeatures
 from mskbench.envs.wrappers import VectorWrapper
+from mskbench.paradigms.latent.core import DEFAULT_TUBE, PenaltySchedule, env_action, hard_mode, penalized_reward
+from mskbench.paradigms.latent.data import MuscleFeatures
 
 if TYPE_CHECKING:
-    from mskbench.agents.latent.model import LatentModel
     from mskbench.envs.cpu_env import MSKEnv
     from mskbench.envs.vector import MSKVectorEnv
+    from mskbench.paradigms.latent.model import LatentModel
 
 MODES = ("hard", "latent")
 
