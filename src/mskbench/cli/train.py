@@ -11,6 +11,7 @@ from rich.table import Table
 from mskbench.agents import ALGORITHMS  # light: no JAX until something trains
 from mskbench.cli.common import (TIME_LIMIT_HELP, Duration, make_console, print_table, progress_bar, run_training,
                                  stop_note, task_list)
+from mskbench.paradigms.compose import compose  # light: each paradigm is imported when named
 
 
 def _settings(pairs: tuple[str, ...]) -> dict:
@@ -169,13 +170,16 @@ def train_cmd(task, algo, out_dir, steps, backend, impl, num_envs, rollout, hidd
             config["value_hidden" if ppo else "critic_hidden"] = (hidden,) * layers
     if init is not None:
         config["init"] = init
-    tuner = _agentic_tuner(agentic, agentic_every, agentic_timeout, backend)
-    residual, task_options = _residual_base(names[0], base, tuner, backend, algo)
-    prior = _latent_prior(latent_model, tube, tuner or residual)
+    try:
+        paradigm = compose(names[0], algo=algo, backend=backend, agentic=agentic, agentic_every=agentic_every,
+                           agentic_timeout=agentic_timeout, base=base, latent=latent_model, tube=tube)
+    except ValueError as exc:  # an OptionError names its option
+        raise click.BadParameter(str(exc), param_hint=getattr(exc, "option", None)) from None
     run = run_training(names[0], out_dir=out_dir, algo=algo, backend=backend, impl=impl, steps=steps, seed=seed,
                        resume=resume, time_limit_s=time_limit, eval_episodes=eval_episodes,
-                       eval_every_steps=eval_every_steps, eval_env=eval_env, env_wrapper=tuner or residual or prior,
-                       task_options=task_options, **({"devices": devices} if devices is not None else {}), **config)
+                       eval_every_steps=eval_every_steps, eval_env=eval_env, env_wrapper=paradigm.env_wrapper,
+                       task_options=paradigm.task_options, **({"devices": devices} if devices is not None else {}),
+                       **config)
     if run.settings.get("processes", 1) > 1:
         from mskbench.agents.data_parallel import process_index
 
@@ -184,8 +188,8 @@ def train_cmd(task, algo, out_dir, steps, backend, impl, num_envs, rollout, hidd
                        "writes the run directory")
             return
     click.echo(f"trained {run.steps} steps{stop_note(run)}; checkpoints in {out_dir}")
-    if tuner is not None:
-        _report_agentic(run, tuner)
+    if paradigm.tuner is not None:
+        _report_agentic(run, paradigm.tuner)
 
 
 def _start_processes(backend, devices, coordinator, num_processes, process_id) -> None:
@@ -213,77 +217,6 @@ def _start_processes(backend, devices, coordinator, num_processes, process_id) -
         initialize(coordinator, num_processes, process_id)
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
-
-
-def _residual_base(task, base, tuner, backend="cpu", algo="ppo"):
-    """``train --base``: the residual wrapper and the task option ``base`` (None, None without it);
-    ``--base expert`` on a task the expert serves: the wrapper of residual RL over the expert (no option)."""
-    from mskbench.catalog import task_ids
-    from mskbench.paradigms.residual.expert import EXPERT_BASE
-
-    residual_task = task in task_ids(family="residual")
-    if base is None:
-        if residual_task:
-            raise click.BadParameter(f"{task} trains a residual over a frozen base policy: give --base RUN",
-                                     param_hint="--base")
-        return None, None
-    if tuner is not None:
-        raise click.BadParameter("--base and --agentic cannot be combined", param_hint="--base")
-    if not residual_task:
-        if base != EXPERT_BASE:
-            from mskbench.control import EXPERT_BEHAVIOURS
-
-            names = ", ".join(task_ids(family="residual"))
-            raise click.BadParameter(f"--base is for the residual tasks ({names}), not {task}; or --base expert on a "
-                                     f"task the expert serves ({', '.join(EXPERT_BEHAVIOURS)})", param_hint="--base")
-        from mskbench.paradigms.residual.expert import ExpertResidualWrapper, check_expert_residual
-
-        try:
-            check_expert_residual(task, backend, algo)
-        except ValueError as exc:
-            raise click.BadParameter(str(exc), param_hint="--base") from None
-        return ExpertResidualWrapper(), None
-    from mskbench.paradigms.residual import ResidualWrapper, resolve_base
-
-    try:
-        return ResidualWrapper(), {"base": resolve_base(base)}
-    except ValueError as exc:
-        raise click.BadParameter(str(exc), param_hint="--base") from None
-
-
-def _latent_prior(model, tube, other):
-    """The latent-action filter of ``train --latent`` (None without it); option errors as usage errors."""
-    if model is None:
-        if tube is not None:
-            raise click.BadParameter("--tube needs --latent MODEL", param_hint="--tube")
-        return None
-    if other is not None:
-        raise click.BadParameter("--latent cannot be combined with --agentic or --base", param_hint="--latent")
-    from mskbench.paradigms.latent.core import DEFAULT_TUBE
-    from mskbench.paradigms.latent.run import LatentPrior
-
-    try:
-        return LatentPrior(model, DEFAULT_TUBE if tube is None else tube)
-    except ValueError as exc:
-        raise click.BadParameter(str(exc), param_hint="--latent") from None
-
-
-def _agentic_tuner(agentic, every, timeout, backend):
-    """The agentic reward tuner of ``train --agentic`` (None without it); option errors as usage errors."""
-    if agentic is None:
-        for name, value in (("--agentic-every", every), ("--agentic-timeout", timeout)):
-            if value is not None:
-                raise click.BadParameter(f"{name} needs --agentic rule|http", param_hint=name)
-        return None
-    if backend != "cpu":
-        raise click.BadParameter("agentic reward tuning trains on --backend cpu", param_hint="--agentic")
-    from mskbench.paradigms.agentic import DEFAULT_EVERY_STEPS, DEFAULT_TIMEOUT_S, AgenticTuner
-
-    try:
-        return AgenticTuner(agentic, every_steps=every or DEFAULT_EVERY_STEPS,
-                            timeout_s=timeout or DEFAULT_TIMEOUT_S)
-    except ValueError as exc:
-        raise click.BadParameter(str(exc), param_hint="--agentic") from None
 
 
 def _report_agentic(run, tuner) -> None:

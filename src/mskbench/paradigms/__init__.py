@@ -11,6 +11,9 @@
 * :mod:`mskbench.paradigms.residual` — residual adaptation over a frozen base (Sec. III, App. A-J): the
   residual tasks over a tracking prior, and residual RL over the privileged expert (docs/residual.md).
 
+How they combine in one training run (at most one shapes its env), from ``mskbench train``'s options:
+:func:`mskbench.paradigms.compose.compose`.
+
 ``mskbench train TASK --agentic rule|http`` and ``mskbench direct start|act|report`` are the first two's
 command lines; docs/paradigms.md describes both.
 """
