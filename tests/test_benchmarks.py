@@ -122,3 +122,16 @@ def test_expert_cost_refuses_what_it_cannot_time_in_one_line(benchmark_script, m
     assert exit_.value.code == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert message in err[-1] and "Traceback" not in "\n".join(err)
+
+
+def test_episode_trace_follows_any_body_and_names_the_roles_for_a_wrong_one(benchmark_script):
+    # benchmarks/episode_trace.py --body: docs/controllers.md's ChinUp figures are the head's highest point
+    script = benchmark_script("episode_trace")
+    row = script.trace("ChinUp", "zero", 0, every=100, body="head")
+    heights = row["head_m"]
+    assert row["length"] == 500 and len(heights) == 5
+    assert row["head_min_m"] <= min(heights) <= max(heights) <= row["head_max_m"] < 2.3  # it hangs below the bar
+    assert 1 <= row["head_max_step"] <= 500 and "pelvis_m" not in row
+    with pytest.raises(ValueError, match="neither a role .*pelvis.* nor a body of the ChinUp model"):
+        script.trace("ChinUp", "zero", 0, every=100, body="tail")
+

@@ -312,3 +312,24 @@ def test_an_experts_episode_does_not_depend_on_the_episode_before():
     fresh = make_controller("expert", env)
     fresh.reset(0)
     np.testing.assert_array_equal(fresh.act(obs), after_another)
+
+
+def test_chin_up_hangs_on_the_grip_rows_and_pulls_the_head_up():
+    """ChinUp has no supports: the bar carries the body through the grip's equality rows, which the QP holds
+    (their force on the root balances the weight); the head rises more than 10 cm in the first 0.8 s."""
+    from mskbench.control import make_controller
+
+    env = MSKEnv("ChinUp")
+    policy = make_controller("expert", env)
+    obs, _ = env.reset(seed=0)
+    policy.reset(0)
+    head = env.handles.bodies["head"]
+    z0 = env.data.xpos[head][2]
+    for _ in range(40):
+        obs, _, terminated, _, _ = env.step(policy.act(obs))
+        assert not terminated
+        assert policy.last.status == "PIQP_SOLVED" and policy.last.support_force.size == 0
+    weight = env.model.body_subtreemass[env.handles.bodies["root"]] * 9.81
+    root_z = env.model.body_dofadr[env.handles.bodies["root"]] + 2  # the free root's vertical dof
+    assert 0.7 * weight < policy.last.forces["constraints"][root_z] < 2.0 * weight
+    assert env.data.xpos[head][2] - z0 > 0.10

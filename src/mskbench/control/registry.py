@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from mskbench.catalog import task_id
 from mskbench.control import behaviours as B
-from mskbench.control import courses, seating, walking
+from mskbench.control import courses, hanging, seating, walking
 from mskbench.control.expert import Behaviour, ExpertPolicy
 from mskbench.control.probes import PROBE_TASKS, PROBES
 
@@ -18,7 +18,8 @@ from mskbench.control.probes import PROBE_TASKS, PROBES
 EXPERT_BEHAVIOURS: dict[str, type[Behaviour]] = {
     cls.tasks[0]: cls
     for cls in (B.Stand, B.Powerlift, B.SingleLegStand, seating.Sit, B.Balance, B.Squat, B.Reach, walking.Walk,
-                courses.PoleWalk, courses.WalkTurn, B.OpenDoor, seating.WalkAndSit, B.Catch)
+                courses.PoleWalk, courses.WalkTurn, B.OpenDoor, seating.WalkAndSit, B.Catch,
+                hanging.ChinUp)
 }
 #: The tasks the expert walks on (its behaviour is the gait layer's).
 WALKING_TASKS = tuple(t for t, cls in EXPERT_BEHAVIOURS.items() if issubclass(cls, walking.Walking))
