@@ -353,6 +353,28 @@ def case_train_sac(c: Case) -> None:
     c.store("t.db", "t")
 
 
+
+BC_TINY = ["--num-envs", "2", "--hidden", "16", "--minibatch", "8", "--eval-episodes", "1", "--set", "num_steps=4",
+           "--set", "updates=3"]
+
+
+def case_train_bc(c: Case) -> None:
+    c.cli("train", "Stand", "--algo", "bc", "--out", "bc", "--steps", "16", *BC_TINY, "--set", "workers=2",
+          label="train")
+    c.files("bc", "bc")
+    c.cli("train", "Stand", "--algo", "bc", "--out", "bc", "--steps", "24", "--resume", *BC_TINY,
+          "--set", "workers=2", label="resume")
+    c.files("bc", "bc-resumed")
+    c.cli("train", "Stand", "--algo", "bc", "--out", "bca", "--steps", "16", *BC_TINY, "--set", "workers=1",
+          "--set", "horizon=3", "--set", "ensemble=2", "--set", "loss=activation", label="train-options")
+    c.files("bca", "bc-options")
+    c.cli("eval", "--task", "Stand", "--policy", "bc", "--episodes", "1", "--store", "t.db", "--json", label="eval")
+    c.cli("export-policy", "bc", "--out", "bc-policy.npz", label="export")
+    c.files("bc-policy.npz", "export")
+    c.cli("eval", "--task", "Stand", "--policy", "bc-policy.npz", "--method", "exported", "--episodes", "1",
+          "--store", "t.db", "--json", label="eval-export")
+    c.store("t.db", "t")
+
 TINY = ["--num-envs", "1", "--rollout", "8", "--steps", "8", "--hidden", "8", "--minibatch", "8", "--epochs", "1",
         "--eval-episodes", "1"]
 
