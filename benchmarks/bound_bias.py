@@ -20,7 +20,7 @@ def bound_bias(run: str, rows: int = 2000) -> list[dict]:
     import numpy as np
 
     from mskbench.agents import bc
-    from mskbench.agents.bc_student import student_action
+    from mskbench.agents.bc.student import student_action
     from mskbench.agents.checkpoint import stored_layout
 
     ckpt = Path(run) / "checkpoint.npz"

@@ -460,7 +460,7 @@ def test_report_names_a_run_started_from_bc(tmp_path):
 def test_an_ensemble_acts_as_the_mean_of_its_members_and_resumes(tmp_path, benchmark_script):
     import jax
 
-    from mskbench.agents.bc_student import stack_members, widen_members
+    from mskbench.agents.bc.student import stack_members, widen_members
     from mskbench.agents.checkpoint import load_policy
     from mskbench.agents.ppo_networks import RunningNorm, mlp_apply, mlp_init
     from mskbench.envs import MSKEnv

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from mskbench.agents.bc_student import student_action
+from mskbench.agents.bc.student import student_action
 
 
 class DaggerWorlds:

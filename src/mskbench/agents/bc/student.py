@@ -64,7 +64,7 @@ def read_demos(path: str | Path, task: str, layout: Mapping[str, slice]) -> tupl
 # -- an ensemble of students ------------------------------------------------------------------------------
 def stack_members(members: list[Any]) -> Any:
     """Networks of one shape (lists of ``{"w", "b"}`` layers, or their optimiser states) stacked along a new
-    leading axis: the layout the ensemble's vmapped fit takes (:attr:`mskbench.agents.bc.BCConfig.ensemble`)."""
+    leading axis: the layout the ensemble's vmapped fit takes (:attr:`mskbench.agents.bc.config.BCConfig.ensemble`)."""
     from mskbench.agents.ppo_networks import _jax
 
     jax, jnp = _jax()
