@@ -6,7 +6,8 @@ data set that checkpoint had seen (the run's ``dagger/`` files up to its iterati
 the result to ``--out``/checkpoint.npz, a BC checkpoint in the run's format (with the run's ``run.json``
 and ``config.json`` beside it): ``mskbench eval --policy OUT/checkpoint.npz`` evaluates it. Prints the
 mean loss of the last 250 steps of every 1,000. It asks whether a student's swings from one checkpoint
-to the next are the noise of the fast fit (``--set lr_final=...`` is the in-run answer).
+to the next are the noise of the fast fit (docs/distillation.md, "A slower end to each fit": runs 9 refitted;
+BC's in-run answers, ``lr_final`` and ``polish``, were removed after runs 10 and 11, and run at commit a6e0409).
 
     python benchmarks/bc_refit.py runs/bc-stand/checkpoint.npz --out runs/bc-stand-refit \\
         --phases 1e-4:3000,3e-5:3000
@@ -18,6 +19,7 @@ import argparse
 import json
 import shutil
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -32,25 +34,23 @@ def refit(checkpoint: Path, out: Path, phases: list[tuple[float, int]], seed: in
     with np.load(checkpoint, allow_pickle=False) as z:
         if "bc_config" not in z.files:
             raise SystemExit(f"error: {checkpoint} is not a resumable BC checkpoint (no bc_config)")
-        cfg = bc.BCConfig(**json.loads(str(z["bc_config"])))
+        cfg = bc.stored_config(json.loads(str(z["bc_config"])))  # a removed setting's effect is in the state
     if cfg.loss != "excitation":
         raise SystemExit(f"error: the run fits loss={cfg.loss!r}; this script refits loss='excitation' runs only")
     layout = stored_layout(checkpoint)
-    state = bc.load_checkpoint(checkpoint, cfg, layout)
-    if state.average is not None:  # a run with `average`: refit the averaged student (an ensemble's averaged members)
-        state.params, state.average = state.average, None
+    state = bc.read_state(checkpoint, cfg.ensemble)  # a run with the removed `average`: its averaged student
     obs, labels = bc.read_dataset(checkpoint.parent / bc.DATA_DIR, state.iteration)
     if not obs:
         raise SystemExit(f"error: no data set beside {checkpoint} (expected {checkpoint.parent / bc.DATA_DIR})")
     bc.keep_newest(obs, labels, cfg.max_samples)  # what the run's fit drew from
     obs, labels = np.concatenate(obs), np.concatenate(labels)
-    x = jnp.asarray(cfg.policy_norm(state.norm)(obs))
+    x = jnp.asarray(state.norm(obs))  # what the student divides by (floored for a run with `std_floor`)
     acts = jnp.zeros((len(obs), 0), jnp.float32)
 
     def show(row: dict) -> None:
         print(f"lr {row['lr']:g}: {row['steps']} steps, loss {row['loss']:.5f} ({row['seconds']:.0f} s)", flush=True)
 
-    params, opt, rows, sq = bc.fit_phases(bc.make_fit(cfg), state.params, state.opt_state, x, jnp.asarray(labels),
+    params, opt, rows, sq = fit_phases(bc.make_fit(cfg), state.params, state.opt_state, x, jnp.asarray(labels),
                                           acts, phases, np.random.default_rng(seed), cfg.minibatch_size, show)
     state.params, state.opt_state = params, opt
     state.log_std = bc.fitted_log_std(sq, 250)  # phases are never empty (parse_phases)
@@ -63,9 +63,44 @@ def refit(checkpoint: Path, out: Path, phases: list[tuple[float, int]], seed: in
     return rows
 
 
-def _phases(text: str) -> list[tuple[float, int]]:
-    from mskbench.agents.bc import parse_phases
+def parse_phases(text: str) -> list[tuple[float, int]]:
+    """``"LR:STEPS[,LR:STEPS...]"`` as (learning rate, Adam steps) pairs; a clear error otherwise."""
+    form = "LR:STEPS[,LR:STEPS...], e.g. 1e-4:3000,3e-5:3000"
+    try:
+        phases = [(float(lr), int(n)) for lr, n in (p.split(":") for p in str(text).split(","))]
+    except ValueError:
+        raise ValueError(f"phases take the form {form}; got {text!r}") from None
+    if not phases or any(not lr > 0 or n < 1 for lr, n in phases):
+        raise ValueError(f"phases need learning rates > 0 and steps >= 1 ({form}); got {text!r}")
+    return phases
 
+
+def fit_phases(fit, params, opt_state, x, y, acts, phases: list[tuple[float, int]], rng: np.random.Generator,
+               minibatch: int, on_chunk=None, chunk: int = 1000):
+    """Adam steps of ``fit`` (:func:`make_fit`) in ``phases`` of a constant learning rate each, on minibatches
+    of ``minibatch`` rows drawn uniformly from ``x``/``y``/``acts``, ``chunk`` steps per call. Returns
+    ``(params, opt_state, rows, squared residuals of the last call)``; one row per call (the phase's
+    learning rate, its steps so far, the mean loss of the call's last 250 steps, its seconds so far),
+    each also given to ``on_chunk``."""
+    from mskbench.agents import bc
+    from mskbench.agents.ppo_networks import _jax
+
+    _, jnp = _jax()
+    rows, sq = [], None
+    for lr, n in phases:
+        t0 = time.perf_counter()
+        for done in range(0, n, chunk):
+            idx = bc.draw_rows(rng, len(x), min(chunk, n - done), minibatch, fit.members)
+            params, opt_state, losses, sq = fit(params, opt_state, x, y, acts, jnp.asarray(idx),
+                                                jnp.full(idx.shape[-2], lr, jnp.float32))
+            rows.append({"lr": lr, "steps": done + idx.shape[-2], "loss": float(np.asarray(losses)[-250:].mean()),
+                         "seconds": time.perf_counter() - t0})
+            if on_chunk is not None:
+                on_chunk(rows[-1])
+    return params, opt_state, rows, sq
+
+
+def _phases(text: str) -> list[tuple[float, int]]:
     try:
         return parse_phases(text)
     except ValueError as e:

@@ -21,17 +21,16 @@ def bound_bias(run: str, rows: int = 2000) -> list[dict]:
 
     from mskbench.agents import bc
     from mskbench.agents.bc.student import student_action
-    from mskbench.agents.checkpoint import stored_layout
 
     ckpt = Path(run) / "checkpoint.npz"
     files = sorted((Path(run) / "dagger").glob("*.npz"))
     if not ckpt.is_file() or not files:
         raise ValueError(f"{run} is not a BC run directory (it needs checkpoint.npz and dagger/*.npz)")
     with np.load(ckpt, allow_pickle=False) as z:
-        cfg = bc.BCConfig(**json.loads(str(z["bc_config"])))
-    state = bc.load_checkpoint(ckpt, cfg, stored_layout(ckpt))
+        cfg = bc.stored_config(json.loads(str(z["bc_config"])))
+    state = bc.read_state(ckpt, cfg.ensemble)
     params = [{k: np.asarray(v) for k, v in layer.items()} for layer in state.deployed]
-    norm = cfg.policy_norm(state.norm)
+    norm = state.norm  # what the student divides by
     out = []
     for f in dict.fromkeys([files[0], files[len(files) // 2], files[-1]]):
         with np.load(f) as d:

@@ -7,7 +7,8 @@ measured on the muscle activations the actions reach (:class:`mskbench.agents.bc
 the activations the current action reaches against those the previous action would have reached, from
 the same observed activations), the share of its excitations at a bound, and per observation block the
 median standard deviation over the visited states. ``--teacher-rate`` gives the expert's QP that
-``activation_rate`` weight (``mskbench train --algo bc --set teacher_rate=...``). ``--json`` writes the rows.
+``activation_rate`` weight (BC's ``teacher_rate``, removed after docs/distillation.md's runs; at commit
+a6e0409). ``--json`` writes the rows.
 
     python benchmarks/teacher_chatter.py --tasks Stand,Powerlift,SingleLegStand,Sit,Squat,Reach \\
         --json docs/distillation/teacher_chatter.json
@@ -24,11 +25,13 @@ import numpy as np
 
 def measure(task: str, worlds: int, steps: int, teacher_rate: float = 0.0) -> dict:
     from mskbench.agents.bc import ActivationSpace, DaggerWorlds
+    from mskbench.control.registry import make_controller
+    from mskbench.envs import MSKEnv
     from mskbench.envs.action_map import excitation
-    from mskbench.tasks import make_task
 
-    pool = DaggerWorlds.from_task(make_task(task), list(range(worlds)), "expert", rng_seed=0,
-                                  teacher_rate=teacher_rate)
+    envs = [MSKEnv(task) for _ in range(worlds)]
+    pool = DaggerWorlds(envs, [make_controller("expert", env, teacher_rate) for env in envs], list(range(worlds)),
+                        rng_seed=0)
     try:
         data = pool.collect(None, 1.0, steps)
         env = pool.envs[0]

@@ -104,45 +104,24 @@ def test_the_gate_hands_over_to_the_teacher_where_the_student_strays():
     assert x[0] == pytest.approx(x0) and strays[0] == ((0.25 + 0.5 * x0) ** 2 > 0.01)
 
 
-def test_noise_perturbs_the_executed_action_and_leaves_the_label_clean():
-    env, teacher = ToyEnv(), ToyTeacher()
-    worlds = bc.DaggerWorlds([env], [teacher], [3], rng_seed=0)
-    data = worlds.collect(None, beta=1.0, steps=5, noise=0.1)
-    x = data["obs"][:, 0]
-    # Labels are the teacher's clean action in each state reached ...
-    np.testing.assert_allclose(data["labels"][:, 0], -0.5 * x, rtol=0, atol=1e-6)
-    # ... while the executed step was the label plus noise: the path is not the teacher's halving.
-    executed = x[1:] - x[:-1]
-    deviation = executed - data["labels"][:-1, 0]
-    assert np.all(np.abs(deviation) > 1e-6) and np.std(deviation) < 0.3
-    clean = bc.DaggerWorlds([ToyEnv()], [ToyTeacher()], [3], rng_seed=0).collect(None, beta=1.0, steps=5)
-    np.testing.assert_allclose(clean["obs"][1:, 0], 0.5 * clean["obs"][:-1, 0], rtol=1e-5)
-
-
 def test_bc_config_checks_its_settings():
+    from mskbench.agents import algorithm as mskbench_algorithm
+
     with pytest.raises(ValueError, match="beta_decay"):
         bc.BCConfig(beta_decay=1.5)
-    with pytest.raises(ValueError, match="noise"):
-        bc.BCConfig(noise=-0.1)
     with pytest.raises(ValueError, match="valid: excitation, activation"):
         bc.BCConfig(loss="force")
-    with pytest.raises(ValueError, match="std_floor"):
-        bc.BCConfig(std_floor=-0.01)
     with pytest.raises(ValueError, match="hold, expert"):
         bc.BCConfig(teacher="oracle")
-    with pytest.raises(ValueError, match="teacher_rate"):
-        bc.BCConfig(teacher_rate=-1.0)
-    with pytest.raises(ValueError, match="lr_final"):
-        bc.BCConfig(learning_rate=1e-4, lr_final=3e-4)
-    with pytest.raises(ValueError, match=r"LR:STEPS\[,LR:STEPS...\]"):
-        bc.BCConfig(polish="fast")
-    with pytest.raises(ValueError, match="steps >= 1"):
-        bc.BCConfig(polish="1e-4:0")
-    assert bc.BCConfig(polish="1e-4:3000,3e-5:10").polish_phases() == [(1e-4, 3000), (3e-5, 10)]
-    with pytest.raises(ValueError, match=r"average must be in \[0, 1\)"):
-        bc.BCConfig(average=1.0)
     cfg = bc.BCConfig(beta0=1.0, beta_decay=0.5)
     assert [cfg.beta(i) for i in range(3)] == [1.0, 0.5, 0.25]
+    with pytest.raises(ValueError, match="workers must be >= 0"):
+        bc.BCConfig(workers=-1)
+    for name in bc.REMOVED:  # the settings docs/distillation.md measured and did not keep have left
+        with pytest.raises(ValueError, match=repr(name)):
+            mskbench_algorithm("bc").config("cpu", **{name: bc.REMOVED[name]})
+    stored = {"gate": 0.1, "noise": 0.05, "average": 0.0, "polish": None}  # a run.json from before they left
+    assert bc.stored_config(stored).gate == 0.1 and bc.removed_settings(stored) == {"noise": 0.05}
 
 
 def test_bc_loss_falls_on_recorded_data(tmp_path):
@@ -173,104 +152,46 @@ def test_bc_loss_falls_on_recorded_data(tmp_path):
         bc.read_demos(path, "Walk", env.obs_layout)
 
 
-def test_lr_final_is_the_learning_rate_of_each_fits_last_step():
-    import jax
-    import jax.numpy as jnp
-
-    from mskbench.agents.ppo_networks import adam_init, mlp_init
-
-    rng = np.random.default_rng(0)
-    x = jnp.asarray(rng.normal(size=(64, 6)), jnp.float32)
-    y = jnp.asarray(rng.uniform(-1, 1, size=(64, 3)), jnp.float32)
-    params = mlp_init(jax.random.PRNGKey(0), [6, 16, 3], last_scale=0.01)
-    flat = lambda p: np.concatenate([np.ravel(np.asarray(v)) for v in jax.tree_util.tree_leaves(p)])  # noqa: E731
-
-    def fit(lr_final, rows):
-        cfg = bc.BCConfig(hidden=(16,), learning_rate=1e-2, lr_final=lr_final)
-        idx = jnp.asarray(np.arange(rows * 8).reshape(rows, 8) % 64)
-        return flat(bc.make_fit(cfg)(params, adam_init(params), x, y, jnp.zeros((64, 0)), idx)[0])
-
-    # Adam's first step moves a weight by about the learning rate: the first at 1e-2, the last at lr_final
-    assert np.abs(fit(1e-6, 1) - flat(params)).max() == pytest.approx(1e-2, rel=0.01)
-    first, both = fit(1e-6, 1), fit(1e-6, 2)
-    assert 0 < np.abs(both - first).max() < 1e-5
-    assert np.array_equal(fit(1e-2, 5), fit(None, 5))  # lr_final = learning_rate: the constant rate
-
-
-def test_polish_runs_after_the_last_iteration_only_and_ends_the_run():
-    import time
-
-    import jax
-    import jax.numpy as jnp
-
-    from mskbench.agents.ppo_networks import RunningNorm, adam_init, mlp_init
-
-    rng = np.random.default_rng(0)
-    x = jnp.asarray(rng.normal(size=(64, 6)), jnp.float32)
-    y = jnp.asarray(rng.uniform(-1, 1, size=(64, 3)), jnp.float32)
-    acts = jnp.zeros((64, 0), jnp.float32)
-
-    def learner(polish, steps=16):
-        cfg = bc.BCConfig(hidden=(16,), total_steps=100, minibatch_size=8, polish=polish)
-        params = mlp_init(jax.random.PRNGKey(0), [6, 16, 3], last_scale=0.01)
-        lrn = bc.BCLearner.__new__(bc.BCLearner)  # the polish alone: no worlds
-        lrn.cfg, lrn.fit, lrn.rng = cfg, bc.make_fit(cfg), np.random.default_rng(1)
-        lrn.state = bc.BCState(params, adam_init(params), RunningNorm.create(6), np.zeros(3, np.float32), steps)
-        return lrn
-
-    now = time.perf_counter()
-    far, near = now + 1000.0, now + 1.0  # another 1-s iteration and 40 steps of 10 ms: 1.4 s
-    assert learner("1e-2:30,1e-3:10")._polish(x, y, acts, 1.0, 0.01, far) == {}
-    assert learner(None)._polish(x, y, acts, 1.0, 0.01, near) == {}
-    for lrn, deadline in ((learner("1e-2:30,1e-3:10"), near), (learner("1e-2:30,1e-3:10", steps=100), None)):
-        before = np.asarray(lrn.state.params[0]["w"]).copy()
-        row = lrn._polish(x, y, acts, 1.0, 0.01, deadline)
-        assert row["done"] is True
-        assert [(r["lr"], r["steps"]) for r in row["polish"]] == [(1e-2, 30), (1e-3, 10)]
-        assert row["polish_loss"] == row["polish"][-1]["loss"]
-        assert not np.array_equal(before, np.asarray(lrn.state.params[0]["w"]))
-
-
-def test_the_average_is_the_student_that_acts_is_saved_and_resumes(tmp_path, benchmark_script):
-    from mskbench.agents.ppo_networks import RunningNorm
-
-    first = [{"w": np.full((2, 1), 1.0, np.float32), "b": np.zeros(1, np.float32)}]
-    state = bc.BCState(first, None, RunningNorm.create(2), np.zeros(1, np.float32))
-    state.take_in(0.0)
-    assert state.average is None and state.deployed is first  # no average: the fitted network
-    state.take_in(0.75)
-    assert state.deployed is first  # the first iteration's network starts the average
-    state.params = [{"w": np.full((2, 1), 5.0, np.float32), "b": np.ones(1, np.float32)}]
-    state.take_in(0.75)
-    np.testing.assert_allclose(np.asarray(state.deployed[0]["w"]), 2.0)  # 0.75 * 1 + 0.25 * 5
-    np.testing.assert_allclose(np.asarray(state.deployed[0]["b"]), 0.25)
-
-    out = tmp_path / "avg"
-    _small_bc(out, 16, average=0.5)
-    ckpt = out / "checkpoint.npz"
-    with np.load(ckpt) as z:
-        deployed, fitted = z["params/policy/0/w"], z["bc_fitted/0/w"]
-    assert not np.array_equal(deployed, fitted)
-    cfg = bc.BCConfig(**json.loads((out / "run.json").read_text())["config"])
+def test_a_run_with_a_removed_setting_evaluates_as_before_and_is_not_resumed(tmp_path, benchmark_script):
+    from mskbench.agents.base import savez_atomic
     from mskbench.envs import MSKEnv
+    from mskbench.eval.protocol import load_policy
 
-    loaded = bc.load_checkpoint(ckpt, cfg, MSKEnv("Stand").obs_layout)
-    np.testing.assert_array_equal(np.asarray(loaded.params[0]["w"]), fitted)  # the fit goes on from the fitted
-    np.testing.assert_array_equal(np.asarray(loaded.deployed[0]["w"]), deployed)
-    with np.load(bc.export_policy(ckpt, tmp_path / "policy.npz")) as z:
-        assert not any(k.startswith("bc_fitted/") for k in z.files)
-    assert [r["steps"] for r in _small_bc(out, 24, resume=True, average=0.5).history] == [24]
+    out = tmp_path / "old"
+    _small_bc(out, 16)
+    env = MSKEnv("Stand")
+    observations = [env.reset(seed=s)[0] for s in range(3)]
 
-    # benchmarks/bc_refit.py refits the deployed (averaged) student; bc_average.py means two students
+    def acts():  # the run directory as evaluation loads it
+        policy = load_policy(str(out), env, 0)
+        return np.array([policy.act(o) for o in observations])
+
+    before = acts()
+    # As a run of an earlier BC with `average` and `polish` recorded it (and `noise` at its old default)
+    old = {"average": 0.5, "polish": "1e-3:5", "noise": 0.0}
+    settings = json.loads((out / "run.json").read_text())
+    settings["config"].update(old)
+    (out / "run.json").write_text(json.dumps(settings))
+    for name in ("checkpoint.npz", "best.npz"):
+        with np.load(out / name) as z:
+            arrays = {k: z[k] for k in z.files}
+        arrays["bc_config"] = np.array(json.dumps({**json.loads(str(arrays["bc_config"])), **old}))
+        savez_atomic(out / name, arrays)
+    np.testing.assert_array_equal(acts(), before)  # it evaluates as it did
+    with pytest.raises(ValueError, match=r"trained with polish=1e-3:5, average=0.5, removed from BC .*not resumed$"):
+        _small_bc(out, 24, resume=True)
+
+    # benchmarks/studies/bc_refit.py refits the student that acted; bc_average.py means two students
+    ckpt = out / "checkpoint.npz"
     refit, mean = benchmark_script("bc_refit"), benchmark_script("bc_average")
     refit.refit(ckpt, tmp_path / "refit", [(1e-3, 5)])
     with np.load(ckpt) as a, np.load(tmp_path / "refit" / "checkpoint.npz") as b:
-        before, after = a["params/policy/0/w"], b["params/policy/0/w"]
-        assert "bc_fitted/0/w" not in b.files and 0 < np.abs(after - before).max() < 0.1
+        before_w, after_w = a["params/policy/0/w"], b["params/policy/0/w"]
+        assert "bc_fitted/0/w" not in b.files and 0 < np.abs(after_w - before_w).max() < 0.1
+        assert "average" not in json.loads(str(b["bc_config"]))  # written as today's BC
     mean.average([ckpt, tmp_path / "refit" / "checkpoint.npz"], tmp_path / "mean.npz")
     with np.load(tmp_path / "mean.npz") as z:
-        np.testing.assert_allclose(z["params/policy/0/w"], (before + after) / 2, rtol=1e-6)
-
+        np.testing.assert_allclose(z["params/policy/0/w"], (before_w + after_w) / 2, rtol=1e-6)
 
 
 def test_activation_space_predicts_the_simulators_activations_and_fits_in_them():
@@ -325,13 +246,11 @@ def test_bc_run_resumes_with_its_data_and_loads_as_a_ppo_policy(tmp_path):
     assert sorted(p.name for p in (out / "dagger").iterdir()) == ["00001.npz", "00002.npz"]
     run_json = out / "run.json"
     settings = json.loads(run_json.read_text())
-    for key in ("teacher_rate", "std_floor", "loss"):  # a run from before these settings existed resumes
-        del settings["config"][key]
+    del settings["config"]["loss"]  # a run from before this setting existed resumes ...
+    settings["config"].update(teacher_rate=0.0, std_floor=0.0)  # ... and one from before these left, at 0
     run_json.write_text(json.dumps(settings))
-    assert not any("polish" in r for r in first.history)
-    resumed = _small_bc(out, 24, resume=True, polish="1e-3:5")  # a resumed run may add a polish
+    resumed = _small_bc(out, 24, resume=True)
     assert [r["steps"] for r in resumed.history] == [24]
-    assert [p["steps"] for p in resumed.history[0]["polish"]] == [5] and "done" not in resumed.history[0]
     assert resumed.history[0]["samples"] == 24  # the two earlier iterations' data read back, and this one's
     assert resumed.history[0]["beta"] == pytest.approx(0.7**2)  # the schedule goes on: beta0 * 0.7^2
     ckpt = out / "checkpoint.npz"
@@ -344,28 +263,6 @@ def test_bc_run_resumes_with_its_data_and_loads_as_a_ppo_policy(tmp_path):
         _small_bc(out, 32, resume=True, learning_rate=1e-3)
     with pytest.raises(ValueError, match=r"other settings \(horizon\)"):  # a new key, set: a difference
         _small_bc(out, 32, resume=True, horizon=3)
-
-
-def test_std_floor_is_what_the_student_divides_by_wherever_it_loads(tmp_path):
-    from mskbench.agents.checkpoint import load_policy
-    from mskbench.envs import MSKEnv
-
-    out = tmp_path / "bc"
-    _small_bc(out, 8, std_floor=0.5)
-    ckpt = out / "checkpoint.npz"
-    with np.load(ckpt) as z:
-        raw, var, mean = z["bc_norm_var"], z["norm/var"], z["norm/mean"]
-        params = [{"w": z[f"params/policy/{i}/w"], "b": z[f"params/policy/{i}/b"]} for i in range(2)]
-        cfg = bc.BCConfig(**json.loads(str(z["bc_config"])))
-    assert (raw < 0.25).any()  # the floor bites on this run's statistics ...
-    np.testing.assert_allclose(var, np.maximum(raw, 0.25))  # ... and the checkpoint's normalisation is floored
-    env = MSKEnv("Stand")
-    obs, _ = env.reset(seed=3)
-    x = np.clip((obs - mean) / np.sqrt(var + 1e-8), -10, 10).astype(np.float32)
-    np.testing.assert_allclose(load_policy(ckpt, env.obs_layout, obs.size).act(obs), bc.student_action(params, x),
-                               atol=1e-5)
-    resumed = bc.load_checkpoint(ckpt, cfg, env.obs_layout)  # the running statistics come back unfloored
-    np.testing.assert_array_equal(resumed.norm.var, raw)
 
 
 def test_ppo_init_loads_the_actor_exactly_and_warms_the_critic_up(tmp_path):
@@ -499,54 +396,6 @@ def test_an_ensemble_acts_as_the_mean_of_its_members_and_resumes(tmp_path, bench
     benchmark_script("bc_refit").refit(ckpt, tmp_path / "refit", [(1e-3, 5)])  # refits the members
     with np.load(ckpt) as a, np.load(tmp_path / "refit" / "checkpoint.npz") as b:
         assert b["bc_members/0/w"].shape == (2, 1928, 16) and 0 < np.abs(b["bc_members/0/w"] - a["bc_members/0/w"]).max()
-
-
-class FallingEnv(ToyEnv):
-    """ToyEnv whose episodes end by a termination (a fall) after 5 steps, not by the time limit."""
-
-    def step(self, action):
-        obs, reward, _, done, info = super().step(action)
-        return obs, reward, done, False, {**info, "termination": "fell" if done else None}
-
-
-def test_drop_tail_leaves_the_last_steps_of_a_fall_out_of_the_data_set(monkeypatch, tmp_path):
-    worlds = bc.DaggerWorlds([FallingEnv(), ToyEnv()], [ToyTeacher(), ToyTeacher()], [1, 2], rng_seed=0)
-    data = worlds.collect(_constant_student(0.25), beta=0.0, steps=12, drop_tail=2)
-    # World 0 falls at rows 4 and 9: rows 3-4 and 8-9 are dropped; world 1 only meets its time limit.
-    np.testing.assert_array_equal(np.flatnonzero(data["dropped"][:, 0]), [3, 4, 8, 9])
-    assert not data["dropped"][:, 1].any()
-    assert len(data["obs"]) == 24  # the collection itself keeps every row; the learner leaves them out
-    kept = bc.DaggerWorlds([FallingEnv()], [ToyTeacher()], [1], rng_seed=0).collect(None, 1.0, steps=12)
-    assert not kept["dropped"].any()  # drop_tail=0 (the default): nothing dropped
-    with pytest.raises(ValueError, match=r"drop_tail must be >= 0 \(0: keep all\)"):
-        bc.BCConfig(drop_tail=-1)
-
-    collect = bc.WorldPool.collect
-
-    def one_dropped(self, *args):
-        out = collect(self, *args)
-        out["dropped"][-1, 0] = True  # as if world 0 fell on the iteration's last step, with drop_tail=1
-        return out
-
-    monkeypatch.setattr(bc.WorldPool, "collect", one_dropped)
-    run = _small_bc(tmp_path / "bc", 8)
-    assert run.history[0]["samples"] == 7 and run.history[0]["dropped_share"] == pytest.approx(1 / 8)
-
-
-def test_gate_iterations_lift_the_gate_after_that_many_iterations(monkeypatch, tmp_path):
-    gates = []
-    collect = bc.WorldPool.collect
-
-    def recording(self, student, beta, steps, gate, *rest):
-        gates.append(gate)
-        return collect(self, student, beta, steps, gate, *rest)
-
-    monkeypatch.setattr(bc.WorldPool, "collect", recording)
-    _small_bc(tmp_path / "bc", 32, gate_iterations=2)
-    assert gates == [0.03, 0.03, None, None]  # iterations 0 and 1 gated, then the student acts unchecked
-    with pytest.raises(ValueError, match=r"gate_iterations must be >= 0 \(0: no gate\)"):
-        bc.BCConfig(gate_iterations=-1)
-    assert [bc.BCConfig().gate_at(i) for i in (0, 10**6)] == [0.03, 0.03]  # the default: gated throughout
 
 
 def test_the_bounded_loss_is_free_past_a_label_at_a_bound():

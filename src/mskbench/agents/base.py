@@ -43,8 +43,7 @@ class Learner(Protocol):
 
     def iterate(self, deadline: float | None = None) -> dict:
         """One iteration; returns its log row. ``deadline`` (a ``time.perf_counter()`` value) lets a learner
-        whose iteration is long stop it early; a row with ``"done": True`` ends a run that has a deadline
-        (the learner has used its time, e.g. BC's polish)."""
+        whose iteration is long stop it early."""
         ...
 
     def policy(self) -> Any:
@@ -109,9 +108,9 @@ class PolicyCheckpoint:
 
 
 # -- checkpoint files, whatever trained them -----------------------------------------------------------
-#: Config keys a resumed run may change: how long it goes, on how many devices or worker processes, and
-#: BC's polish after its last iteration. Any other difference from the run's settings refuses the resume.
-RESUME_FREE = ("total_steps", "devices", "workers", "polish")
+#: Config keys a resumed run may change: how long it goes, on how many devices or worker processes. Any other
+#: difference from the run's settings refuses the resume.
+RESUME_FREE = ("total_steps", "devices", "workers")
 
 
 def config_defaults(cfg: Any) -> dict[str, Any]:

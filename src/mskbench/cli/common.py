@@ -96,10 +96,6 @@ def run_training(task, *, out_dir: Path, **kwargs):
         msg += f" {row['steps_per_s']:.0f} steps/s"
         if row.get("bc_loss") is not None:
             msg += f" bc loss {row['bc_loss']:.4g} (teacher acted {row['teacher_share']:.0%})"
-            if row.get("dropped_share"):
-                msg += f" ({row['dropped_share']:.0%} dropped)"
-        if row.get("polish_loss") is not None:
-            msg += f" polished: loss {row['polish_loss']:.4g} in {row['polish_s']:.0f} s"
         if row.get("critic_loss") is not None:
             msg += f" critic {row['critic_loss']:.4g} actor {row['actor_loss']:.4g}"
         if "eval" in row:

@@ -52,9 +52,8 @@ def train_loop(algo: str | Algorithm, env: Any, cfg: Any, *, out_dir: str | Path
     ``eval_fn(policy)`` (the deterministic policy, ``obs -> action``) is called every ``eval_every``
     iterations and after the last one; its dict goes into the row (``"eval"``) and
     ``out_dir/eval_log.jsonl``. ``time_limit_s``: also stop after the first iteration that ends that many
-    seconds after this call began (compilation included), or after an iteration whose row says ``"done":
-    True`` (a learner that finishes its run ahead of the deadline, as BC's polish does); that row has
-    ``"stopped": "time_limit"``, and ``resume`` continues from it.
+    seconds after this call began (compilation included); that row has ``"stopped": "time_limit"``, and
+    ``resume`` continues from it.
 
     ``write=False``: nothing is written to ``out_dir`` (``resume`` still reads its checkpoint) — the processes
     of a run over several hosts other than process 0. Over several processes the time limit is process 0's
@@ -78,8 +77,7 @@ def train_loop(algo: str | Algorithm, env: Any, cfg: Any, *, out_dir: str | Path
     try:
         while learner.steps < cfg.total_steps:
             row = learner.iterate(deadline)
-            done = bool(row.pop("done", False))  # the learner ended its run early for the deadline (BC's polish)
-            out_of_time = deadline is not None and (done or _agreed(time.perf_counter() >= deadline))
+            out_of_time = deadline is not None and _agreed(time.perf_counter() >= deadline)
             if out_of_time and learner.steps < cfg.total_steps:
                 row["stopped"] = "time_limit"
             last = learner.steps >= cfg.total_steps or out_of_time

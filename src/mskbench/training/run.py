@@ -354,7 +354,7 @@ def _check_run_dir(out_dir: Path, settings: dict, resume: bool, defaults: dict |
             keys = ("task", "task_options", "algo", "backend", "impl", "env_wrapper")
             diff = [k for k in keys if old.get(k) != settings.get(k)]
             defaults = defaults or {}
-            cfg_diff = sorted(k for k, v in settings["config"].items()  # RESUME_FREE: its length, devices, cores, polish
+            cfg_diff = sorted(k for k, v in settings["config"].items()  # RESUME_FREE: its length, devices, cores
                               if k not in RESUME_FREE
                               and old.get("config", {}).get(k, defaults.get(k)) != v)
             if diff or cfg_diff:

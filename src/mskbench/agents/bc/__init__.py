@@ -25,9 +25,8 @@ reads the simulator of the world it labels. The student is the network PPO train
    minibatches), so PPO started from it (``mskbench train --algo ppo --init RUN``) explores about as
    far as the student errs.
 
-``polish`` adds Adam steps on the whole data set after the last iteration; ``average`` deploys a moving
-average of the fitted networks instead of the latest; ``ensemble`` fits several students side by side and
-deploys the mean of their actions, as one MLP of wider layers.
+``ensemble`` fits several students side by side and deploys the mean of their actions, as one MLP of wider
+layers. Settings tried in docs/distillation.md and not kept have left (:data:`~mskbench.agents.bc.config.REMOVED`).
 
 The worlds run in ``workers`` processes (0: one per CPU core, at most one per world), each holding its
 worlds and their teachers; the student's weights go to them once per iteration. Checkpoints hold the
@@ -45,16 +44,16 @@ demonstrations, an ensemble's layout) and :mod:`~mskbench.agents.bc.checkpoint` 
 from __future__ import annotations
 
 from mskbench.agents.bc.checkpoint import CHECKPOINT_VERSION, FORMAT, BCState, bc_policy_checkpoint, export_policy
-from mskbench.agents.bc.checkpoint import load_checkpoint, save_checkpoint
-from mskbench.agents.bc.config import LOSSES, BCConfig, parse_phases
-from mskbench.agents.bc.learner import DATA_DIR, LOG_STD_RANGE, BCLearner, Fit, draw_rows, fit_phases, fitted_log_std
+from mskbench.agents.bc.checkpoint import load_checkpoint, read_state, save_checkpoint
+from mskbench.agents.bc.config import LOSSES, REMOVED, REMOVED_AT, BCConfig, removed_settings, stored_config
+from mskbench.agents.bc.learner import DATA_DIR, LOG_STD_RANGE, BCLearner, Fit, draw_rows, fitted_log_std
 from mskbench.agents.bc.learner import keep_newest, make_fit, read_dataset
 from mskbench.agents.bc.student import ActivationSpace, read_demos, stack_members, student_action, widen_members
 from mskbench.agents.bc.worlds import DaggerWorlds, WorldPool
 from mskbench.agents.ppo_networks import adam_init
 
-__all__ = ["CHECKPOINT_VERSION", "DATA_DIR", "FORMAT", "LOG_STD_RANGE", "LOSSES", "ActivationSpace", "BCConfig",
-           "BCLearner", "BCState", "DaggerWorlds", "Fit", "WorldPool", "adam_init", "bc_policy_checkpoint",
-           "draw_rows", "export_policy", "fit_phases", "fitted_log_std", "keep_newest", "load_checkpoint",
-           "make_fit", "parse_phases", "read_dataset", "read_demos", "save_checkpoint", "stack_members",
-           "student_action", "widen_members"]
+__all__ = ["CHECKPOINT_VERSION", "DATA_DIR", "FORMAT", "LOG_STD_RANGE", "LOSSES", "REMOVED", "REMOVED_AT",
+           "ActivationSpace", "BCConfig", "BCLearner", "BCState", "DaggerWorlds", "Fit", "WorldPool", "adam_init",
+           "bc_policy_checkpoint", "draw_rows", "export_policy", "fitted_log_std", "keep_newest", "load_checkpoint",
+           "make_fit", "read_dataset", "read_demos", "read_state", "removed_settings", "save_checkpoint", "stack_members",
+           "stored_config", "student_action", "widen_members"]

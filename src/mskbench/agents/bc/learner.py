@@ -30,11 +30,10 @@ def make_fit(cfg: BCConfig, space: ActivationSpace | None = None):
     ``labels`` and the observed activations ``acts``). The loss: the mean squared difference between the
     student's mean action and the label (``bounded``: none past a label at a bound), or (``space`` given)
     between the activations the two reach from ``acts``; the residuals are the actions'. The learning rate
-    goes from ``cfg.learning_rate`` at the first row to ``cfg.lr_final`` at the last (linearly; constant where
-    it is None), or is the matching entry of ``lrs`` (one per row of ``idx``), the optional last argument."""
+    is ``cfg.learning_rate``, or the matching entry of ``lrs`` (one per row of ``idx``), the optional last
+    argument (``benchmarks/bc_refit.py`` fits in phases of their own rates)."""
     jax, jnp = _jax()
-    lr0 = cfg.learning_rate
-    lr1 = cfg.learning_rate if cfg.lr_final is None else cfg.lr_final
+    lr = cfg.learning_rate
 
     def loss_fn(params, x, y, a0):
         mean = mlp_apply(params, x)
@@ -56,8 +55,8 @@ def make_fit(cfg: BCConfig, space: ActivationSpace | None = None):
             params, opt_state, _ = adam_update(grads, opt_state, params, lr, cfg.max_grad_norm)
             return (params, opt_state), (loss, jnp.mean(err**2, axis=0))
 
-        if lrs is None:
-            lrs = jnp.linspace(lr0, lr1, idx.shape[0], dtype=jnp.float32)
+        if lrs is None:  # a linspace, not jnp.full: the rates of earlier runs to the last bit (they differ)
+            lrs = jnp.linspace(lr, lr, idx.shape[0], dtype=jnp.float32)
         (params, opt_state), (losses, sq) = jax.lax.scan(step, (params, opt_state), (idx, lrs))
         return params, opt_state, losses, sq
 
@@ -89,29 +88,6 @@ def draw_rows(rng: np.random.Generator, n: int, steps: int, minibatch: int, memb
     """Minibatch indices into ``n`` rows for ``steps`` Adam steps: ``(steps, minibatch)``, or one such draw per
     member of an ensemble, ``(members, steps, minibatch)``."""
     return rng.integers(0, n, size=(steps, minibatch) if members == 1 else (members, steps, minibatch))
-
-
-def fit_phases(fit, params, opt_state, x, y, acts, phases: list[tuple[float, int]], rng: np.random.Generator,
-               minibatch: int, on_chunk=None, chunk: int = 1000):
-    """Adam steps of ``fit`` (:func:`make_fit`) in ``phases`` of a constant learning rate each, on minibatches
-    of ``minibatch`` rows drawn uniformly from ``x``/``y``/``acts``, ``chunk`` steps per call. Returns
-    ``(params, opt_state, rows, squared residuals of the last call)``; one row per call (the phase's
-    learning rate, its steps so far, the mean loss of the call's last 250 steps, its seconds so far),
-    each also given to ``on_chunk``. The polish of a run (:attr:`BCConfig.polish`) and
-    ``benchmarks/bc_refit.py`` are this."""
-    _, jnp = _jax()
-    rows, sq = [], None
-    for lr, n in phases:
-        t0 = time.perf_counter()
-        for done in range(0, n, chunk):
-            idx = draw_rows(rng, len(x), min(chunk, n - done), minibatch, fit.members)
-            params, opt_state, losses, sq = fit(params, opt_state, x, y, acts, jnp.asarray(idx),
-                                                jnp.full(idx.shape[-2], lr, jnp.float32))
-            rows.append({"lr": lr, "steps": done + idx.shape[-2], "loss": float(np.asarray(losses)[-250:].mean()),
-                         "seconds": time.perf_counter() - t0})
-            if on_chunk is not None:
-                on_chunk(rows[-1])
-    return params, opt_state, rows, sq
 
 
 class BCLearner:
@@ -157,7 +133,7 @@ class BCLearner:
                 self._new = (obs, labels)
         self.rng = np.random.default_rng(cfg.seed + 1_000_003 * self.state.iteration)
         self.pool = WorldPool(task, cfg.num_envs, cfg.seed + 1_000_003 * self.state.iteration, cfg.teacher,
-                              cfg.workers, cfg.horizon, cfg.teacher_rate)
+                              cfg.workers, cfg.horizon)
 
     @property
     def steps(self) -> int:
@@ -190,7 +166,7 @@ class BCLearner:
         if self.state.iteration == 0:  # the first iteration is the teacher's
             return None
         params = [{k: np.asarray(v) for k, v in layer.items()} for layer in self.state.deployed]
-        norm = self.cfg.policy_norm(self.state.norm)
+        norm = self.state.norm
         return {"params": params, "mean": norm.mean, "std": np.sqrt(norm.var + 1e-8), "clip": norm.clip,
                 "space": self.space}
 
@@ -200,33 +176,28 @@ class BCLearner:
         t0 = time.perf_counter()
         beta = cfg.beta(state.iteration)
         student = self._student()
-        data = self.pool.collect(student, beta if student else 1.0, cfg.num_steps, cfg.gate_at(state.iteration),
-                                 cfg.noise, cfg.drop_tail)
-        keep = ~data["dropped"].reshape(-1)
-        new_obs, new_labels = data["obs"][keep], data["labels"][keep]
+        data = self.pool.collect(student, beta if student else 1.0, cfg.num_steps, cfg.gate)
+        new_obs, new_labels = data["obs"], data["labels"]
         self._add(new_obs, new_labels)
         self._new = (new_obs, new_labels) if self._new is None else (np.concatenate([self._new[0], new_obs]),
                                                                       np.concatenate([self._new[1], new_labels]))
         collect_s = time.perf_counter() - t0
         obs = np.concatenate(self._obs)
-        x = jnp.asarray(cfg.policy_norm(state.norm)(obs))
+        x = jnp.asarray(state.norm(obs))
         y = jnp.asarray(np.concatenate(self._labels))
         acts = jnp.asarray(obs[:, self.space.act] if self.space is not None else np.zeros((len(obs), 0), np.float32))
         idx = draw_rows(self.rng, len(obs), cfg.updates, cfg.minibatch_size, cfg.ensemble)
         params, opt_state, losses, sq = self.fit(state.params, state.opt_state, x, y, acts, jnp.asarray(idx))
         tail = max(1, cfg.updates // 4)  # the residuals of the last quarter of the steps
         state.params, state.opt_state = params, opt_state
-        state.take_in(cfg.average)
         state.log_std = fitted_log_std(sq, tail)
         state.steps += cfg.num_steps * cfg.num_envs
         state.iteration += 1
         wall = time.perf_counter() - t0
-        polish = self._polish(x, y, acts, wall, (wall - collect_s) / cfg.updates, deadline)
         finished = data["finished"]
-        return {**polish, "iteration": state.iteration, "steps": state.steps,
+        return {"iteration": state.iteration, "steps": state.steps,
                 "beta": beta if student is not None else 1.0,
                 "teacher_share": float(data["teacher_acted"].mean()), "gated_share": float(data["gated"].mean()),
-                "dropped_share": float(data["dropped"].mean()),
                 "samples": len(obs),
                 "mean_reward": float(data["rewards"].mean()),
                 "episode_return": float(np.mean([f["return"] for f in finished])) if finished else None,
@@ -236,34 +207,13 @@ class BCLearner:
                 "steps_per_s": cfg.num_steps * cfg.num_envs / wall, "collect_s": collect_s,
                 "update_s": wall - collect_s}
 
-    def _polish(self, x, y, acts, iteration_s: float, step_s: float, deadline: float | None) -> dict:
-        """The polish (:attr:`BCConfig.polish`) after the run's last iteration: the one that reaches
-        ``total_steps``, or after which another iteration (as long as this one, ``iteration_s``) and the
-        polish (``step_s`` per Adam step) would end past ``deadline``. Returns its log entries, with
-        ``done`` (the run is finished) when it ran; ``{}`` when it did not."""
-        cfg, state = self.cfg, self.state
-        phases = cfg.polish_phases()
-        steps = sum(n for _, n in phases)
-        last = state.steps >= cfg.total_steps or (
-            deadline is not None and time.perf_counter() + iteration_s + steps * step_s > deadline)
-        if not phases or not last:
-            return {}
-        t0 = time.perf_counter()
-        state.params, state.opt_state, rows, sq = fit_phases(self.fit, state.params, state.opt_state, x, y, acts,
-                                                             phases, self.rng, cfg.minibatch_size)
-        state.take_in(cfg.average)
-        state.log_std = fitted_log_std(sq, min(250, len(sq)))
-        return {"done": True, "polish_loss": rows[-1]["loss"], "polish_s": time.perf_counter() - t0,
-                "polish": rows}
-
     def policy(self):
         """The student's deterministic policy (PPO's :func:`~mskbench.agents.ppo.make_policy`)."""
         from mskbench.agents.ppo import make_functions, make_policy
 
         if self.deterministic is None:
             self.deterministic = make_functions(self.cfg.actor_config(), None)[2]
-        return make_policy({"policy": self.state.deployed}, self.cfg.policy_norm(self.state.norm),
-                           self.cfg.actor_config(), None,
+        return make_policy({"policy": self.state.deployed}, self.state.norm, self.cfg.actor_config(), None,
                            self.deterministic)
 
     def save(self, path: Path) -> None:

@@ -36,33 +36,26 @@ class DaggerWorlds:
 
     @classmethod
     def from_task(cls, task: Any, seeds: list[int], teacher: str, rng_seed: int,
-                  horizon: int | None = None, teacher_rate: float = 0.0) -> "DaggerWorlds":
-        """CPU worlds of ``task`` (each its own copy), each with the built-in controller ``teacher``
-        (its QP's ``activation_rate`` weight ``teacher_rate``)."""
+                  horizon: int | None = None) -> "DaggerWorlds":
+        """CPU worlds of ``task`` (each its own copy), each with the built-in controller ``teacher``."""
         from mskbench.control.registry import make_controller
         from mskbench.envs.cpu_env import MSKEnv
 
         envs = [MSKEnv(copy.deepcopy(task)) for _ in seeds]
-        return cls(envs, [make_controller(teacher, env, teacher_rate) for env in envs], seeds, rng_seed, horizon)
+        return cls(envs, [make_controller(teacher, env) for env in envs], seeds, rng_seed, horizon)
 
-    def collect(self, student: dict | None, beta: float, steps: int, gate: float | None = None,
-                noise: float = 0.0, drop_tail: int = 0) -> dict[str, Any]:
+    def collect(self, student: dict | None, beta: float, steps: int, gate: float | None = None) -> dict[str, Any]:
         """``steps`` steps of every world; ``student``: ``{"params", "mean", "std", "clip"}`` (and ``space``,
         an :class:`ActivationSpace`, or None) or None (the teacher acts). ``gate``: the teacher also acts
         where the student's action differs from its label by more than this (mean squared difference over
-        the action's entries, or over the activations they reach where ``space`` is given). ``noise``: the
-        standard deviation of Gaussian noise added to the executed action (clipped to [-1, 1]; the label
-        stays clean). ``drop_tail``: the returned ``dropped`` mask marks the last this many steps of every
-        episode a termination ended (not the time limit or ``horizon``), those of this call. Returns the
-        observations, labels, rewards, who acted, the dropped steps and the finished episodes."""
+        the action's entries, or over the activations they reach where ``space`` is given). Returns the
+        observations, labels, rewards, who acted and the finished episodes."""
         n = len(self.envs)
         obs_out = np.zeros((steps, n, self.obs[0].size), np.float32)
         labels: np.ndarray | None = None
         rewards = np.zeros((steps, n))
         teacher_acted = np.zeros((steps, n), bool)
         gated = np.zeros((steps, n), bool)
-        dropped = np.zeros((steps, n), bool)
-        begun = [0] * n  # the row where each world's episode began in this call
         finished: list[dict[str, Any]] = []
         for t in range(steps):
             for i, env in enumerate(self.envs):
@@ -84,16 +77,11 @@ class DaggerWorlds:
                         action, use_teacher = label, True
                         gated[t, i] = True
                 obs_out[t, i], labels[t, i], teacher_acted[t, i] = obs, label, use_teacher
-                if noise > 0:
-                    action = np.clip(action + self.rng.normal(0.0, noise, action.shape), -1.0, 1.0).astype(np.float32)
                 nxt, r, term, trunc, info = env.step(action)
                 rewards[t, i] = r
                 self.returns[i] += r
                 cut = self.horizon is not None and int(info["step"]) >= self.horizon
                 if term or trunc or cut:
-                    if term and drop_tail > 0:
-                        dropped[max(begun[i], t - drop_tail + 1):t + 1, i] = True
-                    begun[i] = t + 1
                     if term or trunc:
                         finished.append({"return": float(self.returns[i]), "length": int(info["step"]),
                                          "success": bool(info["success"]), "termination": info["termination"]})
@@ -103,7 +91,7 @@ class DaggerWorlds:
                 self.obs[i] = nxt
         assert labels is not None
         return {"obs": obs_out.reshape(steps * n, -1), "labels": labels.reshape(steps * n, -1),
-                "rewards": rewards, "teacher_acted": teacher_acted, "gated": gated, "dropped": dropped,
+                "rewards": rewards, "teacher_acted": teacher_acted, "gated": gated,
                 "finished": finished}
 
     def close(self) -> None:
@@ -111,18 +99,18 @@ class DaggerWorlds:
             env.close()
 
 
-def _serve(conn, task, seeds, teacher: str, rng_seed: int, horizon: int | None, teacher_rate: float) -> None:
-    """A worker process: its worlds answer ``("collect", student, beta, steps, gate, noise, drop_tail)``
+def _serve(conn, task, seeds, teacher: str, rng_seed: int, horizon: int | None) -> None:
+    """A worker process: its worlds answer ``("collect", student, beta, steps, gate)``
     until ``None``."""
-    worlds = DaggerWorlds.from_task(task, seeds, teacher, rng_seed, horizon, teacher_rate)
+    worlds = DaggerWorlds.from_task(task, seeds, teacher, rng_seed, horizon)
     conn.send("ready")
     try:
         while True:
             msg = conn.recv()
             if msg is None:
                 break
-            _, student, beta, steps, gate, noise, drop_tail = msg
-            conn.send(worlds.collect(student, beta, steps, gate, noise, drop_tail))
+            _, student, beta, steps, gate = msg
+            conn.send(worlds.collect(student, beta, steps, gate))
     finally:
         worlds.close()
         conn.close()
@@ -139,7 +127,7 @@ class WorldPool:
     process). ``collect`` gathers every group's steps, world order kept."""
 
     def __init__(self, task: Any, num_envs: int, seed: int, teacher: str, workers: int,
-                 horizon: int | None = None, teacher_rate: float = 0.0):
+                 horizon: int | None = None):
         workers = max(1, min(num_envs, workers or os.cpu_count() or 1))
         groups = [list(g) for g in np.array_split(np.arange(num_envs), workers)]
         self.workers = workers
@@ -147,8 +135,7 @@ class WorldPool:
         self.conns: list[Any] = []
         self.procs: list[Any] = []
         if workers == 1:
-            self.local = DaggerWorlds.from_task(task, [seed + int(i) for i in groups[0]], teacher, seed, horizon,
-                                                teacher_rate)
+            self.local = DaggerWorlds.from_task(task, [seed + int(i) for i in groups[0]], teacher, seed, horizon)
             return
         import multiprocessing as mp
 
@@ -159,7 +146,7 @@ class WorldPool:
             for w, g in enumerate(groups):
                 parent, child = ctx.Pipe()
                 p = ctx.Process(target=_serve, args=(child, task, [seed + int(i) for i in g], teacher,
-                                                     seed + 7919 * w, horizon, teacher_rate), daemon=True)
+                                                     seed + 7919 * w, horizon), daemon=True)
                 p.start()
                 child.close()
                 self.conns.append(parent)
@@ -174,12 +161,11 @@ class WorldPool:
             if c.recv() != "ready":
                 raise RuntimeError("a DAgger worker did not start")
 
-    def collect(self, student: dict | None, beta: float, steps: int, gate: float | None = None,
-                noise: float = 0.0, drop_tail: int = 0) -> dict[str, Any]:
+    def collect(self, student: dict | None, beta: float, steps: int, gate: float | None = None) -> dict[str, Any]:
         if self.local is not None:
-            return self.local.collect(student, beta, steps, gate, noise, drop_tail)
+            return self.local.collect(student, beta, steps, gate)
         for c in self.conns:
-            c.send(("collect", student, beta, steps, gate, noise, drop_tail))
+            c.send(("collect", student, beta, steps, gate))
         parts = [c.recv() for c in self.conns]
         return {"obs": np.concatenate([p["obs"].reshape(steps, -1, p["obs"].shape[-1]) for p in parts], 1)
                 .reshape(-1, parts[0]["obs"].shape[-1]),
@@ -188,7 +174,6 @@ class WorldPool:
                 "rewards": np.concatenate([p["rewards"] for p in parts], 1),
                 "teacher_acted": np.concatenate([p["teacher_acted"] for p in parts], 1),
                 "gated": np.concatenate([p["gated"] for p in parts], 1),
-                "dropped": np.concatenate([p["dropped"] for p in parts], 1),
                 "finished": [f for p in parts for f in p["finished"]]}
 
     def close(self) -> None:
