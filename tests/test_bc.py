@@ -235,6 +235,23 @@ def _small_bc(out, steps, **kw):
                           hidden=(16,), workers=1, minibatch_size=8, eval_episodes=1, eval_every_steps=10**6, **kw)
 
 
+def test_bc_brings_its_own_worlds_and_train_builds_one(monkeypatch, tmp_path):
+    from mskbench.agents import algorithm
+    from mskbench.training import run as training_run
+
+    built = []
+    make_env = training_run.make_env
+
+    def recording(task, backend, num_envs, **kw):
+        built.append(num_envs)
+        return make_env(task, backend, num_envs, **kw)
+
+    monkeypatch.setattr(training_run, "make_env", recording)
+    run = _small_bc(tmp_path / "bc", 8)  # num_envs=2: BC's own worlds, in its pool
+    assert built == [1] and run.history[0]["steps"] == 8  # train() built one world, for the task and layout
+    assert algorithm("bc").brings_own_worlds and not algorithm("ppo").brings_own_worlds
+
+
 def test_bc_run_resumes_with_its_data_and_loads_as_a_ppo_policy(tmp_path):
     from mskbench.agents.checkpoint import checkpoint_format, load_policy
     from mskbench.envs import MSKEnv

@@ -58,6 +58,10 @@ class Algorithm:
     #: ``best.npz``) or ``"last"`` (the latest ``checkpoint.npz``; the best is still kept, as
     #: ``best_return.npz``).
     checkpoint_rule: str = "best"
+    #: Its learner builds and steps worlds of its own (BC: each beside its teacher, in its own worker
+    #: processes), so :func:`mskbench.train` hands it one world of the task (its task, observation layout and
+    #: sizes) instead of ``num_envs`` worlds it would never step.
+    brings_own_worlds: bool = False
 
     def config(self, backend: str, **overrides: Any) -> Any:
         """The resolved hyper-parameters for ``backend`` with ``overrides``; an unknown name is a
@@ -178,6 +182,7 @@ ALGORITHMS: dict[str, Algorithm] = {
         backends=("cpu",),
         eval_every_steps=20_000,
         eval_episodes=5,
+        brings_own_worlds=True,
     ),
 }
 

@@ -297,7 +297,8 @@ def train(task: str | Task, algo: str = "ppo", *, backend: str = "cpu", impl: st
     options = dict(env_wrapper.batched_env_options) if env_wrapper is not None else {}
     if backend == "jax":
         options["devices"] = cfg.devices
-    env = make_env(task_obj, backend, cfg.num_envs, impl=impl, seed=seed, batched_options=options)
+    worlds = 1 if alg.brings_own_worlds else cfg.num_envs  # one world: its task, layout and sizes
+    env = make_env(task_obj, backend, worlds, impl=impl, seed=seed, batched_options=options)
     evaluation = run_evaluation(task_obj, eval_episodes, eval_env, impl,
                                 env_wrapper.eval_wrapper if env_wrapper is not None else None)
     settings["metric"] = evaluation.metric

@@ -91,9 +91,10 @@ def draw_rows(rng: np.random.Generator, n: int, steps: int, minibatch: int, memb
 
 
 class BCLearner:
-    """DAgger on the task of ``env`` (a :class:`~mskbench.envs.vector.MSKVectorEnv`: its task and
-    layout; the worlds themselves are rebuilt beside their teachers, :class:`WorldPool`). ``checkpoint``
-    continues a run (same settings; its data set is read back from the checkpoint's folder)."""
+    """DAgger on the task of ``env`` (a :class:`~mskbench.envs.vector.MSKVectorEnv`, of one world is enough:
+    its task, layout and sizes; BC brings its own ``num_envs`` worlds, built beside their teachers,
+    :class:`WorldPool`). ``checkpoint`` continues a run (same settings; its data set is read back from the
+    checkpoint's folder)."""
 
     def __init__(self, env: Any, cfg: BCConfig, checkpoint: Path | None = None):
         from mskbench.control.registry import behaviour_for
@@ -102,8 +103,6 @@ class BCLearner:
         envs = worlds(env, "bc (it distils the expert)")
         if not hasattr(envs[0], "task"):
             raise ValueError("bc distils the expert on the CPU env (backend='cpu') without a paradigm's wrapper")
-        if env.num_envs != cfg.num_envs:
-            raise ValueError(f"the env has {env.num_envs} worlds, the config says num_envs={cfg.num_envs}")
         task = envs[0].task
         behaviour_for(cfg.teacher, task.name)  # a clear error for a task the teacher does not serve
         self.env, self.cfg, self.task = env, cfg, task
