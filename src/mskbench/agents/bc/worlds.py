@@ -57,6 +57,8 @@ class DaggerWorlds:
         teacher_acted = np.zeros((steps, n), bool)
         gated = np.zeros((steps, n), bool)
         finished: list[dict[str, Any]] = []
+        # Not eval.episodes.play_episode: the worlds step in lockstep, their episodes running on across calls
+        # (iterations), and each step's actor (teacher or student) is chosen per world and step.
         for t in range(steps):
             for i, env in enumerate(self.envs):
                 obs = self.obs[i]

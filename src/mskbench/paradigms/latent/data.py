@@ -225,6 +225,8 @@ def collect(task: "str | MSKEnv", policy: Any = "random", *, steps: int = DEFAUL
         obs, _ = env.reset(seed=seed)
         full.reset(seed)
         started = time.perf_counter()
+        # Not eval.episodes.play_episode: a budget of n steps over episodes (the last one cut), the action
+        # recorded clean and executed with noise.
         for i in range(n):
             a = np.clip(np.asarray(full.act(obs), np.float64).reshape(-1), -1.0, 1.0)
             if a.shape != (m,):
