@@ -4,7 +4,7 @@ For each task and each weight: ``--episodes`` whole episodes of the expert (seed
 environment; the package's episode loop, :func:`mskbench.eval.episodes.play_episode`), two at a time
 in spawned processes. Prints per weight the success rate, the mean return and length, and the mean
 squared change of the expert's action from one control step to the next over the episodes (the chatter
-:mod:`benchmarks.teacher_chatter` measures over a first iteration). ``--json`` appends the rows (JSON
+benchmarks/studies/teacher_chatter.py measures over a first iteration). ``--json`` appends the rows (JSON
 lines).
 
     python benchmarks/expert_rate.py --task Stand --rates 0,300,1000,3000 --episodes 10 \\

@@ -132,11 +132,12 @@ def forelimb_worlds():
 
 @pytest.fixture(scope="session")
 def benchmark_script():
-    """``benchmark_script(name)``: the script ``benchmarks/NAME.py`` loaded as a module (the benchmarks are not a
-    package), so a test calls the functions its command runs."""
+    """``benchmark_script(name)``: the script ``benchmarks/NAME.py``, or the study ``benchmarks/studies/NAME.py``,
+    loaded as a module (the benchmarks are not a package), so a test calls the functions its command runs."""
 
     def load(name: str):
-        path = Path(__file__).resolve().parents[1] / "benchmarks" / f"{name}.py"
+        root = Path(__file__).resolve().parents[1] / "benchmarks"
+        path = root / f"{name}.py" if (root / f"{name}.py").is_file() else root / "studies" / f"{name}.py"
         spec = importlib.util.spec_from_file_location(name, path)
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)

@@ -59,7 +59,8 @@ class BCConfig:
     #: What the fit and the gate compare: ``excitation`` (the actions), ``bounded`` (the same, with no loss past a
     #: label at a bound of [-1, 1], where the clipped action equals it) or ``activation`` (the activations both
     #: reach from the observed ones by the end of the control step, MuJoCo's activation dynamics). The expert's
-    #: labels jump (mean squared change per step: Stand 0.009, Powerlift 0.083, Sit 0.66; teacher_chatter.py).
+    #: labels jump (mean squared change per step: Stand 0.009, Powerlift 0.083, Sit 0.66;
+    #: benchmarks/studies/teacher_chatter.py).
     loss: str = "excitation"
     teacher: str = "expert"
     demos: str | None = None

@@ -31,7 +31,7 @@ def make_fit(cfg: BCConfig, space: ActivationSpace | None = None):
     student's mean action and the label (``bounded``: none past a label at a bound), or (``space`` given)
     between the activations the two reach from ``acts``; the residuals are the actions'. The learning rate
     is ``cfg.learning_rate``, or the matching entry of ``lrs`` (one per row of ``idx``), the optional last
-    argument (``benchmarks/bc_refit.py`` fits in phases of their own rates)."""
+    argument (``benchmarks/studies/bc_refit.py`` fits in phases of their own rates)."""
     jax, jnp = _jax()
     lr = cfg.learning_rate
 

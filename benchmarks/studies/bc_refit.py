@@ -9,7 +9,7 @@ mean loss of the last 250 steps of every 1,000. It asks whether a student's swin
 to the next are the noise of the fast fit (docs/distillation.md, "A slower end to each fit": runs 9 refitted;
 BC's in-run answers, ``lr_final`` and ``polish``, were removed after runs 10 and 11, and run at commit a6e0409).
 
-    python benchmarks/bc_refit.py runs/bc-stand/checkpoint.npz --out runs/bc-stand-refit \\
+    python benchmarks/studies/bc_refit.py runs/bc-stand/checkpoint.npz --out runs/bc-stand-refit \\
         --phases 1e-4:3000,3e-5:3000
 """
 

@@ -6,7 +6,7 @@ settings) is the last checkpoint's. ``mskbench eval --policy OUT`` evaluates it.
 students of nearby checkpoints err in different directions, so that their mean errs less (``--set
 average=...`` is the in-run answer).
 
-    python benchmarks/bc_average.py runs/bc-stand/best.npz runs/bc-stand/checkpoint.npz --out mean.npz
+    python benchmarks/studies/bc_average.py runs/bc-stand/best.npz runs/bc-stand/checkpoint.npz --out mean.npz
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ clock or table) is the one it would have there. K = 0 is the expert's own episod
 the pelvis height after step K, the length, the end and the step of the first success flag (None:
 never). ``--json`` writes the rows.
 
-    python benchmarks/takeover.py --task Squat --student bc_squat --at 0,30,60,90,120 --seeds 0,1
+    python benchmarks/studies/takeover.py --task Squat --student bc_squat --at 0,30,60,90,120 --seeds 0,1
 """
 
 from __future__ import annotations

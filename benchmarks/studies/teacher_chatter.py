@@ -10,9 +10,9 @@ median standard deviation over the visited states. ``--teacher-rate`` gives the 
 ``activation_rate`` weight (BC's ``teacher_rate``, removed after docs/distillation.md's runs; at commit
 a6e0409). ``--json`` writes the rows.
 
-    python benchmarks/teacher_chatter.py --tasks Stand,Powerlift,SingleLegStand,Sit,Squat,Reach \\
+    python benchmarks/studies/teacher_chatter.py --tasks Stand,Powerlift,SingleLegStand,Sit,Squat,Reach \\
         --json docs/distillation/teacher_chatter.json
-    python benchmarks/teacher_chatter.py --tasks Stand --teacher-rate 1000 --json docs/distillation/teacher_chatter_rate1000.json
+    python benchmarks/studies/teacher_chatter.py --tasks Stand --teacher-rate 1000 --json docs/distillation/teacher_chatter_rate1000.json
 """
 
 from __future__ import annotations

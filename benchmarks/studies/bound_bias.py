@@ -6,7 +6,7 @@ each run, draws up to ``--rows`` rows of each, and compares the run's last stude
 clipped mean action, as it acts) with the labels: the share of label entries at +1 and at -1, the
 student's mean action on those entries, and its mean error on the entries inside the bounds.
 
-    python benchmarks/bound_bias.py bc_reach_drop60 bc_reach_bounded --json bound_bias.json
+    python benchmarks/studies/bound_bias.py bc_reach_drop60 bc_reach_bounded --json bound_bias.json
 """
 
 from __future__ import annotations
