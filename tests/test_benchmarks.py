@@ -135,3 +135,34 @@ def test_episode_trace_follows_any_body_and_names_the_roles_for_a_wrong_one(benc
     with pytest.raises(ValueError, match="neither a role .*pelvis.* nor a body of the ChinUp model"):
         script.trace("ChinUp", "zero", 0, every=100, body="tail")
 
+
+def test_expert_arms_counts_a_hand_above_its_shoulder(benchmark_script):
+    # benchmarks/expert_arms.py: Balance's episode is short (the expert falls off the board within ~100 steps)
+    row = benchmark_script("expert_arms").episode(("Balance", 0, {}))
+    assert row["control_steps"] < 200 and not row["success"]
+    assert 0.0 <= row["hand_above_shoulder"] <= 1.0 and row["peak_arm_angular_momentum"] > 0.0
+    script = benchmark_script("expert_arms")
+    with pytest.raises(SystemExit, match="NAME=NUMBER"):
+        script.parse_sets(["arm_posture_scale"])
+    script.check_sets(["Stand", "SingleLegStand"], {"arm_posture_scale": 1.0})
+    with pytest.raises(SystemExit, match="the Stand behaviour .Stand. has no attribute arm_scale"):
+        script.check_sets(["Stand"], {"arm_scale": 1.0})
+
+
+def test_an_arms_angular_momentum_leaves_out_the_shoulders_phantom_bodies(benchmark_script):
+    import mujoco
+
+    from mskbench.control.behaviours import arm_roots
+    from mskbench.envs import MSKEnv
+
+    script = benchmark_script("expert_arms")
+    env = MSKEnv("Stand")
+    m = env.model
+    right = script.arm_bodies(m, arm_roots(m, env.handles.bodies["hand_l"], env.handles.bodies["hand_r"])[1])
+    names = {m.body(int(b)).name for b in right}
+    assert {"humerus_r", "ulna_r", "radius_r"} <= names and not names & {"humphant_r", "humphant1_r", "scapphant_r"}
+    env.reset(seed=0)
+    assert script.angular_momentum(m, env.data, right) < 1e-9  # a start at rest
+    env.data.qvel[m.jnt_dofadr[mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_JOINT, "elbow_flex_r")]] = 2.0
+    mujoco.mj_forward(m, env.data)
+    assert script.angular_momentum(m, env.data, right) > 1e-3

@@ -314,6 +314,36 @@ def test_an_experts_episode_does_not_depend_on_the_episode_before():
     np.testing.assert_array_equal(fresh.act(obs), after_another)
 
 
+def test_the_arms_are_the_shoulder_girdles_down_and_single_leg_stand_holds_them_firmer():
+    """The arm joints are those below each clavicle (where one hand's ancestry leaves the other's); SingleLegStand
+    weighs their posture 10x the others' (it threw an arm overhead in each fall), Stand leaves the QP's uniform
+    default."""
+    from mskbench.control import make_controller
+    from mskbench.control.behaviours import arm_joints, arm_roots
+
+    env = MSKEnv("SingleLegStand")
+    policy = make_controller("expert", env)
+    m, h = policy.qp.m, env.handles
+    roots = arm_roots(m, h.bodies["hand_l"], h.bodies["hand_r"])
+    assert [m.body(b).name for b in roots] == ["clavicle_l", "clavicle_r"]
+    arms = arm_joints(m, policy.qp.joint_dof, h.bodies["hand_l"], h.bodies["hand_r"])
+    names = [m.joint(m.dof_jntid[d]).name for d in policy.qp.joint_dof]
+    by_name = dict(zip(names, arms))
+    assert by_name["shoulder_elv_r"] and by_name["elbow_flex_l"] and by_name["sternoclavicular_r2_r"]
+    assert not by_name["hip_flexion_r"] and not by_name["flex_extension"] and not by_name["knee_angle_l"]
+
+    obs, _ = env.reset(seed=0)
+    policy.reset(0)
+    weights = policy.behaviour.targets(policy.ctx).posture_weight
+    np.testing.assert_allclose(weights[arms], 10.0 * policy.qp.weights.posture)
+    np.testing.assert_allclose(weights[~arms], policy.qp.weights.posture)
+
+    stand = make_controller("expert", MSKEnv("Stand"))
+    stand.env.reset(seed=0)
+    stand.reset(0)
+    assert stand.behaviour.targets(stand.ctx).posture_weight is None
+
+
 def test_chin_up_hangs_on_the_grip_rows_and_pulls_the_head_up():
     """ChinUp has no supports: the bar carries the body through the grip's equality rows, which the QP holds
     (their force on the root balances the weight); the head rises more than 10 cm in the first 0.8 s."""
