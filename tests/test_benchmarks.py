@@ -3,7 +3,7 @@
 Its MuJoCo C side is what a CPU user runs; its MuJoCo Warp side is the GPU
 check's ``warp_profile`` stage, exercised here on Warp's CPU device so that a
 rare GPU session does not find it broken. And the takeover and bound-bias probes
-(``benchmarks/takeover.py``, ``benchmarks/bound_bias.py``) and the results table
+(``benchmarks/studies/takeover.py``, ``benchmarks/studies/bound_bias.py``) and the results table
 (``benchmarks/expert_results.py``) that docs/distillation.md cites.
 """
 
@@ -43,7 +43,7 @@ def test_warp_profile_traces_each_physics_step_once(benchmark_script):
 
 
 def test_takeover_hands_the_episode_to_the_teacher_after_k_steps_and_asks_it_every_step(benchmark_script):
-    # benchmarks/takeover.py: the expert labels from the first step, as a DAgger world's teacher does, so its own
+    # benchmarks/studies/takeover.py: the expert labels from the first step, as a DAgger world's teacher does, so its own
     # state is the one it would have; it acts only from step K + 1
     class Recorder:
         def __init__(self, value):
@@ -68,7 +68,7 @@ def test_takeover_hands_the_episode_to_the_teacher_after_k_steps_and_asks_it_eve
 
 
 def test_bound_bias_reads_the_student_as_its_checkpoint_acts(benchmark_script, tmp_path):
-    # benchmarks/bound_bias.py, which docs/distillation.md cites: the student it compares is the run's checkpoint
+    # benchmarks/studies/bound_bias.py, which docs/distillation.md cites: the student it compares is the run's checkpoint
     # as every reader loads it (its normalisation, its clip), on the rows of the run's own DAgger data
     pytest.importorskip("jax")
     import mskbench
