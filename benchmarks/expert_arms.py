@@ -39,14 +39,9 @@ MIN_MASS_KG = 0.01
 
 def arm_bodies(m: mujoco.MjModel, root: int) -> np.ndarray:
     """The bodies of ``root``'s subtree of at least :data:`MIN_MASS_KG`."""
-    def below(b: int) -> bool:
-        while b > 0:
-            if b == root:
-                return True
-            b = int(m.body_parentid[b])
-        return False
+    from mskbench.control.behaviours import subtree
 
-    return np.array([b for b in range(m.nbody) if below(b) and m.body_mass[b] >= MIN_MASS_KG])
+    return np.array([b for b in subtree(m, root) if m.body_mass[b] >= MIN_MASS_KG])
 
 
 def angular_momentum(m: mujoco.MjModel, d: mujoco.MjData, bodies: np.ndarray) -> float:

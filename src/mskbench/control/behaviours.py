@@ -40,12 +40,17 @@ def arm_roots(m: mujoco.MjModel, hand_l: int, hand_r: int) -> tuple[int, int]:
     return [b for b in left if b not in right][-1], [b for b in right if b not in left][-1]
 
 
+def subtree(m: mujoco.MjModel, root: int) -> list[int]:
+    """``root`` and every body below it."""
+    return [b for b in range(m.nbody) if root in _chain(m, b)]
+
+
 def arm_joints(m: mujoco.MjModel, joint_dof: np.ndarray, hand_l: int, hand_r: int) -> np.ndarray:
     """Per joint (the order of ``joint_dof``): whether it moves an arm — its body descends from one of
     :func:`arm_roots` (MyoFullBody: the shoulder girdle, the shoulder, the elbow, the forearm, the wrist and the
     fingers)."""
-    roots = set(arm_roots(m, hand_l, hand_r))
-    return np.array([bool(roots & set(_chain(m, int(m.dof_bodyid[dof])))) for dof in joint_dof])
+    arms = {b for root in arm_roots(m, hand_l, hand_r) for b in subtree(m, root)}
+    return np.array([int(m.dof_bodyid[dof]) in arms for dof in joint_dof])
 
 
 class Standing(Behaviour):
