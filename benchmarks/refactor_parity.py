@@ -248,8 +248,11 @@ def case_eval(c: Case) -> None:
     c.cli("eval", "--task", "Stand", "--policy", "nope.npz", "--store", "s1.db", label="eval-bad-policy")
     c.cli("eval", "--task", "Stand", "--policy", "zero", "--episodes", "1", "--backend", "jax", "--impl", "cpu",
           "--batch-size", "1", "--store", "s2.db", "--json", label="eval-batched")
+    c.cli("eval", "--task", "Stand,Sit", "--policy", "random", "--episodes", "3", "--workers", "2", "--store", "s3.db",
+          "--json", label="eval-workers")
     c.store("s1.db", "s1")
     c.store("s2.db", "s2")
+    c.store("s3.db", "s3")
 
 
 def case_sweep(c: Case) -> None:

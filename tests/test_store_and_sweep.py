@@ -518,6 +518,6 @@ def test_sweep_workers_exit_when_the_sweep_is_killed(tmp_path, sig):
 
 def test_a_worker_whose_parent_died_before_it_started_exits():
     # The parent pid the pool passes is not this process's parent any more: the worker ends at once.
-    code = "import time; from mskbench.eval.executors import _exit_with_parent; _exit_with_parent(-1); time.sleep(60)"
+    code = "import time; from mskbench.sim.processes import exit_with_parent; exit_with_parent(-1); time.sleep(60)"
     proc = subprocess.run([sys.executable, "-c", code], timeout=30)
     assert proc.returncode == 1

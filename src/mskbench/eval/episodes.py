@@ -12,9 +12,8 @@ an episode's per-step traces, for :func:`run_episode` (CPU) and the batched
 evaluator (:mod:`mskbench.eval.batched`) alike.
 
 :func:`play_episode` is the package's one episode loop: :func:`run_episode` records its traces through
-it, and every other rollout on a CPU env (the report's heatmaps, contact sheets and videos, the imitation
-study's tracking rollouts, agentic's Table III, the mouse clip rollouts) passes it a recorder that
-collects what it needs.
+it, and every other rollout on a CPU env (the report's heatmaps, contact sheets and videos, the paradigms'
+own measurements, the mouse clip rollouts) passes it a recorder that collects what it needs.
 
 An episode ends at the first step where the task's native solved signal is
 raised when that signal counts (:meth:`~mskbench.tasks.Task.native_counts`), as

@@ -9,22 +9,16 @@ resumes from the store.
 
 from __future__ import annotations
 
-import ctypes
 import logging
-import os
-import signal
-import threading
-import time
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
 
 from mskbench.eval.protocol import Unit, checkpoint_path, load_policy, perturbation_for
+from mskbench.sim.processes import Workers
 
 log = logging.getLogger(__name__)
 EXECUTORS = ("local", "ray")
-_PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 
 
 @dataclass(frozen=True)
@@ -102,27 +96,14 @@ def is_privileged(policy) -> bool:
     return bool(getattr(policy, "privileged", False))
 
 
-def _worker_init(parent: int) -> None:
-    # One BLAS / OpenMP thread per worker: the workers are the parallelism.
-    os.environ.setdefault("OMP_NUM_THREADS", "1")
-    _exit_with_parent(parent)
+class _UnitRunner:
+    """What a local worker holds: the job's spec (its envs and policies are cached per process)."""
 
+    def __init__(self, spec: JobSpec):
+        self.spec = spec
 
-def _exit_with_parent(parent: int) -> None:
-    """End this worker when process ``parent`` dies (kill -9 or SIGTERM of a sweep), instead of
-    running on re-parented to init: Linux sends SIGTERM at once (``PR_SET_PDEATHSIG``); a thread
-    polling ``getppid()`` every second covers other systems and a parent that died before that."""
-    try:
-        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, int(signal.SIGTERM))
-    except (OSError, AttributeError):  # not Linux
-        pass
-
-    def watch() -> None:
-        while os.getppid() == parent:
-            time.sleep(1.0)
-        os._exit(1)
-
-    threading.Thread(target=watch, name="exit-with-parent", daemon=True).start()
+    def run(self, unit: Unit) -> dict:
+        return execute_unit(unit, self.spec)
 
 
 # -- executors -------------------------------------------------------------------------
@@ -134,26 +115,24 @@ def run_local(units: list[Unit], spec: JobSpec, workers: int) -> Iterator[dict]:
         for u in units:
             yield execute_unit(u, spec)
         return
-    import multiprocessing as mp
+    # Two units in flight a worker, so a kill loses little and memory stays flat.
+    queue = iter(units)
+    with Workers(_UnitRunner, [(spec,)] * workers) as pool:
+        held = [0] * workers
 
-    ctx = mp.get_context("spawn")  # safe with threads in the parent (JAX, BLAS)
-    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_worker_init,
-                             initargs=(os.getpid(),)) as pool:
-        # Keep a bounded number in flight so a kill loses little and memory stays flat.
-        pending = {}
-        queue = iter(units)
-        for u in queue:
-            pending[pool.submit(execute_unit, u, spec)] = u
-            if len(pending) >= 2 * workers:
-                break
-        while pending:
-            done, _ = wait(pending, return_when=FIRST_COMPLETED)
-            for fut in done:
-                pending.pop(fut)
-                yield fut.result()
-                nxt = next(queue, None)
-                if nxt is not None:
-                    pending[pool.submit(execute_unit, nxt, spec)] = nxt
+        def feed(i: int) -> None:
+            u = next(queue, None)
+            if u is not None:
+                pool.send(i, "run", u)
+                held[i] += 1
+
+        for i in list(range(workers)) * 2:
+            feed(i)
+        while any(held):
+            for i in pool.answered([i for i in range(workers) if held[i]]):
+                held[i] -= 1
+                yield pool.recv(i)
+                feed(i)
 
 
 def _import_ray():

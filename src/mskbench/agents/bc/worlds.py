@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from mskbench.agents.bc.student import student_action
+from mskbench.sim.processes import Workers
 
 
 class DaggerWorlds:
@@ -101,74 +102,29 @@ class DaggerWorlds:
             env.close()
 
 
-def _serve(conn, task, seeds, teacher: str, rng_seed: int, horizon: int | None) -> None:
-    """A worker process: its worlds answer ``("collect", student, beta, steps, gate)``
-    until ``None``."""
-    worlds = DaggerWorlds.from_task(task, seeds, teacher, rng_seed, horizon)
-    conn.send("ready")
-    try:
-        while True:
-            msg = conn.recv()
-            if msg is None:
-                break
-            _, student, beta, steps, gate = msg
-            conn.send(worlds.collect(student, beta, steps, gate))
-    finally:
-        worlds.close()
-        conn.close()
-
-
-#: The environment a worker process starts with: single-threaded BLAS (the student's forward pass and the
-#: teacher's QP assembly are small; with a thread pool per worker, two workers on two cores measured 20.9 ms
-#: per student action against 3.4 ms single-threaded).
-_ONE_THREAD = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
-
-
 class WorldPool:
-    """The worlds split over ``workers`` processes (0: one per CPU core; with one, they run in this
-    process). ``collect`` gathers every group's steps, world order kept."""
+    """The worlds split over ``workers`` processes of :class:`~mskbench.sim.processes.Workers` (0: one per
+    CPU core; with one, they run in this process). ``collect`` gathers every group's steps, world order
+    kept."""
 
     def __init__(self, task: Any, num_envs: int, seed: int, teacher: str, workers: int,
                  horizon: int | None = None):
         workers = max(1, min(num_envs, workers or os.cpu_count() or 1))
-        groups = [list(g) for g in np.array_split(np.arange(num_envs), workers)]
+        groups = [[seed + int(i) for i in g] for g in np.array_split(np.arange(num_envs), workers)]
         self.workers = workers
         self.local: DaggerWorlds | None = None
-        self.conns: list[Any] = []
-        self.procs: list[Any] = []
+        self.group: Workers | None = None
         if workers == 1:
-            self.local = DaggerWorlds.from_task(task, [seed + int(i) for i in groups[0]], teacher, seed, horizon)
-            return
-        import multiprocessing as mp
-
-        ctx = mp.get_context("spawn")  # safe with JAX's threads in this process
-        saved = {k: os.environ.get(k) for k in _ONE_THREAD}
-        os.environ.update(_ONE_THREAD)  # a worker is one core's work: BLAS threads of its own only contend
-        try:
-            for w, g in enumerate(groups):
-                parent, child = ctx.Pipe()
-                p = ctx.Process(target=_serve, args=(child, task, [seed + int(i) for i in g], teacher,
-                                                     seed + 7919 * w, horizon), daemon=True)
-                p.start()
-                child.close()
-                self.conns.append(parent)
-                self.procs.append(p)
-        finally:
-            for k, v in saved.items():
-                if v is None:
-                    os.environ.pop(k, None)
-                else:
-                    os.environ[k] = v
-        for c in self.conns:
-            if c.recv() != "ready":
-                raise RuntimeError("a DAgger worker did not start")
+            self.local = DaggerWorlds.from_task(task, groups[0], teacher, seed, horizon)
+        else:
+            self.group = Workers(DaggerWorlds.from_task,
+                                 [(task, g, teacher, seed + 7919 * w, horizon) for w, g in enumerate(groups)])
 
     def collect(self, student: dict | None, beta: float, steps: int, gate: float | None = None) -> dict[str, Any]:
         if self.local is not None:
             return self.local.collect(student, beta, steps, gate)
-        for c in self.conns:
-            c.send(("collect", student, beta, steps, gate))
-        parts = [c.recv() for c in self.conns]
+        assert self.group is not None
+        parts = self.group.call_all("collect", student, beta, steps, gate)
         return {"obs": np.concatenate([p["obs"].reshape(steps, -1, p["obs"].shape[-1]) for p in parts], 1)
                 .reshape(-1, parts[0]["obs"].shape[-1]),
                 "labels": np.concatenate([p["labels"].reshape(steps, -1, p["labels"].shape[-1]) for p in parts], 1)
@@ -181,13 +137,5 @@ class WorldPool:
     def close(self) -> None:
         if self.local is not None:
             self.local.close()
-        for c in self.conns:
-            try:
-                c.send(None)
-            except (BrokenPipeError, OSError):
-                pass
-        for p in self.procs:
-            p.join(timeout=10)
-            if p.is_alive():
-                p.terminate()
-        self.conns, self.procs = [], []
+        if self.group is not None:
+            self.group.close()
