@@ -297,6 +297,29 @@ def test_cli_names_the_tasks_the_expert_serves():
     assert "Traceback" not in result.output
 
 
+@pytest.mark.parametrize("args", [
+    ["eval", "--task", "Stand,Run", "--policy", "expert", "--episodes", "1", "--workers", "2"],
+    ["sweep", "--task", "Run", "--policy", "expert", "--episodes", "1", "--types", "action"],
+    ["render", "Run", "--policy", "expert", "--out", "{tmp}/sheet.png"],
+], ids=["eval", "sweep", "render"])
+def test_commands_refuse_a_task_the_expert_does_not_serve_before_they_start(tmp_path, args):
+    # Checked up front: one line naming the tasks it serves, no traceback from a worker, no store created.
+    from click.testing import CliRunner
+
+    from mskbench.cli import main
+
+    store = tmp_path / "s.db"
+    args = [a.replace("{tmp}", str(tmp_path)) for a in args]
+    if args[0] != "render":
+        args += ["--store", str(store)]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 2, result.output
+    assert result.output.splitlines()[-1].startswith(
+        "Error: Invalid value for --policy: the expert has no behaviour for Run; it serves Stand")
+    assert "Traceback" not in result.output
+    assert not store.exists() and not (tmp_path / "sheet.png").exists()
+
+
 def test_an_experts_episode_does_not_depend_on_the_episode_before():
     """A controller reused across episodes (a DAgger world's teacher) acts in an episode as a fresh one:
     Squat's pose table comes from this episode's start, not the first episode's."""

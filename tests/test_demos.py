@@ -199,7 +199,7 @@ def test_existing_files_are_never_replaced_without_force(tmp_path):
 @pytest.mark.parametrize("args, says", [
     (["record", "Wlak", "--policy", "zero"], "valid tasks: Stand, Powerlift"),
     (["record", "run", "--policy", "expert"],
-     "policy 'expert' does not serve Run; it serves Stand, Powerlift, SingleLegStand, Sit, Balance, Squat, Reach, Walk, PoleWalk, WalkTurn, OpenDoor"),
+     "the expert has no behaviour for Run; it serves Stand, Powerlift, SingleLegStand, Sit, Balance, Squat, Reach, Walk, PoleWalk, WalkTurn, OpenDoor"),
     (["record", "stand", "--policy", "nope"], "use a built-in (zero, passive, random, hold, expert, calf-raise, fall-back, basket, lean)"),
     (["record", "stand", "--policy", "zero", "--evalkit", "{tmp}/k.npz"],
      "Stand is not a gait task; it applies to Walk, Run"),

@@ -86,7 +86,7 @@ def _run_protocol(units, policy_spec: str, store_path: Path, executor: str, work
 
     # Everything the arguments can get wrong is checked before the store is opened (or created).
     try:
-        check_backend_policy(policy_spec, backend)
+        check_backend_policy(policy_spec, backend, sorted({u.task for u in units}))
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--policy") from None
     try:

@@ -62,6 +62,12 @@ def render_cmd(task: str | None, all_tasks: bool, policy_name: str, out: Path, f
         raise click.BadParameter(f"unsupported extension {out.suffix!r}; use .mp4 or .gif (a video of one task) "
                                  f"or .png or .jpg (a contact sheet)", param_hint="--out")
     sheet = suffix in SHEET_SUFFIXES
+    from mskbench.eval.protocol import check_policy_spec
+
+    try:
+        check_policy_spec(policy_name, names)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--policy") from None
     if not sheet and len(names) != 1:
         raise click.BadParameter(f"a video shows one task, not {len(names)}; for several tasks write a contact "
                                  f"sheet (--out sheet.png)", param_hint="--out")

@@ -19,9 +19,10 @@ from mskbench.eval.store import ResultsStore
 BACKENDS = ("cpu", "jax")
 
 
-def check_backend_policy(policy_spec: str, backend: str = "cpu") -> None:
-    """Raise ValueError when ``policy_spec`` is no policy, or one ``backend`` cannot run."""
-    check_policy_spec(policy_spec)
+def check_backend_policy(policy_spec: str, backend: str = "cpu", tasks: Iterable[str] = ()) -> None:
+    """Raise ValueError when ``policy_spec`` is no policy, one ``backend`` cannot run, or a built-in controller
+    with no behaviour for one of ``tasks``."""
+    check_policy_spec(policy_spec, tasks)
     if backend == "jax":
         from mskbench.eval.batched import check_batched_policy
 

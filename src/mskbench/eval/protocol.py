@@ -203,8 +203,14 @@ def resolve_factory(spec: str):
     return factory
 
 
-def check_policy_spec(spec: str) -> str:
-    """Validate a policy spec up front (before any worker starts)."""
-    if spec not in BUILTIN_POLICIES and checkpoint_path(spec) is None:
+def check_policy_spec(spec: str, tasks: Iterable[str] = ()) -> str:
+    """Validate a policy spec up front (before any worker starts): a built-in controller (the expert, a probe)
+    must also have a behaviour for each of ``tasks`` (the error names the tasks it serves)."""
+    if spec in PRIVILEGED_POLICIES:
+        from mskbench.control.registry import behaviour_for
+
+        for task in tasks:
+            behaviour_for(spec, task)
+    elif spec not in BUILTIN_POLICIES and checkpoint_path(spec) is None:
         resolve_factory(spec)
     return spec
