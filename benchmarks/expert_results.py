@@ -21,17 +21,8 @@ import sys
 from collections import Counter
 
 from mskbench.control import EXPERT_BEHAVIOURS
-from mskbench.eval.published import read_published_tables
+from mskbench.eval.published import best_published
 from mskbench.eval.store import ResultsStore
-
-
-def best_published(task: str) -> dict | None:
-    rows = [r for r in read_published_tables() if r.task == task]
-    if not rows:
-        return None
-    best = max(rows, key=lambda r: (r.train_sr, -(r.activation_cost or 0.0)))
-    return {"method": best.method, "sr_pct": best.train_sr, "activation_cost": best.activation_cost,
-            "log_smoothness": best.log10_smooth}
 
 
 def rows_of(store_path: str, policy: str, tasks, seed: int, episodes: int) -> list[dict]:

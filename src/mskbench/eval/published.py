@@ -85,6 +85,7 @@ __all__ = [
     "TASK_COLUMNS",
     "PublishedSummary",
     "PublishedTaskResult",
+    "best_published",
     "published_rows",
     "published_table2",
     "read_published_table2",
@@ -238,6 +239,17 @@ def read_published_tables(path: str | os.PathLike[str] | None = None) -> list[Pu
         seen[key] = number
         out.append(row)
     return out
+
+
+def best_published(task: str, path: str | os.PathLike[str] | None = None) -> dict | None:
+    """The paper's method with the highest train SR on ``task`` (ties: the lower activation cost):
+    ``{"method", "sr_pct", "activation_cost", "log_smoothness"}``, or None for a task the tables lack."""
+    rows = [r for r in read_published_tables(path) if r.task == task]
+    if not rows:
+        return None
+    best = max(rows, key=lambda r: (r.train_sr, -(r.activation_cost or 0.0)))
+    return {"method": best.method, "sr_pct": best.train_sr, "activation_cost": best.activation_cost,
+            "log_smoothness": best.log10_smooth}
 
 
 def _coverage(text: str) -> tuple[int, int]:
