@@ -367,6 +367,33 @@ def test_the_arms_are_the_shoulder_girdles_down_and_single_leg_stand_holds_them_
     assert stand.behaviour.targets(stand.ctx).posture_weight is None
 
 
+def test_sit_holds_its_arms_firmer_on_the_way_down_and_seated():
+    """Sit weighs the arms' posture 10x the other joints' in both of its phases (it flung an arm overhead while
+    seated); the walkers keep the uniform default."""
+    from mskbench.control import make_controller
+
+    env = MSKEnv("Sit")
+    policy = make_controller("expert", env)
+    env.reset(seed=0)
+    policy.reset(0)
+    beh = policy.behaviour
+    arms = beh.arm_scale > 1.0
+    assert arms.sum() > 20 and not arms.all()
+    for landed in (False, True):  # the descent, then on the seat
+        beh.landed = landed
+        weights = beh.targets(policy.ctx).posture_weight
+        np.testing.assert_allclose(weights[arms], 10.0 * policy.qp.weights.posture)
+        np.testing.assert_allclose(weights[~arms], policy.qp.weights.posture)
+    walk = make_controller("expert", MSKEnv("Walk"))
+    walk.env.reset(seed=0)
+    walk.reset(0)
+    assert walk.behaviour.arm_scale is None
+    walk.behaviour.arm_posture_scale = 10.0  # the option reaches the walker's own posture weights too
+    walk.reset(0)
+    weights = walk.behaviour.targets(walk.ctx).posture_weight
+    assert np.all(weights[arms] == 10.0 * walk.behaviour.posture_weight)
+
+
 def test_chin_up_hangs_on_the_grip_rows_and_pulls_the_head_up():
     """ChinUp has no supports: the bar carries the body through the grip's equality rows, which the QP holds
     (their force on the root balances the weight); the head rises more than 10 cm in the first 0.8 s."""

@@ -84,10 +84,13 @@ class Standing(Behaviour):
         touching = ctx.qp.contacts_with(set(self.support_bodies))
         self.surfaces = {b: touching.get(b, self.floor) for b in self.support_bodies}
         self.com_ref = ctx.start_com.copy()
+        #: Per joint, the multiple of its posture weight (the arms' :attr:`arm_posture_scale`; None: all 1).
+        self.arm_scale: np.ndarray | None = None
         self.posture_weights = None
         if self.arm_posture_scale != 1.0:
             arms = arm_joints(ctx.qp.m, ctx.qp.joint_dof, ctx.body("hand_l"), ctx.body("hand_r"))
-            self.posture_weights = ctx.qp.weights.posture * np.where(arms, self.arm_posture_scale, 1.0)
+            self.arm_scale = np.where(arms, self.arm_posture_scale, 1.0)
+            self.posture_weights = ctx.qp.weights.posture * self.arm_scale
         pts = self.sole_xy(ctx)
         if len(pts) >= 3 and self.com_margin_m > 0:
             self.com_ref[:2] = project_into(convex_hull_2d(pts), self.com_ref[:2], self.com_margin_m)

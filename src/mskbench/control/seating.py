@@ -52,6 +52,9 @@ class Sit(Crouch):
     tuck_m = 0.3
     tuck_kp = 60.0
     tuck_slack_m = 0.08
+    #: The arms held near their start ten times as firmly as the rest, on the way down and seated (seeds 0-7: a
+    #: hand above the shoulder in 1 % of the steps against 23 % at 1, every episode seated; docs/controllers.md).
+    arm_posture_scale = 10.0
 
     def reset(self, ctx: Context) -> None:
         super().reset(ctx)
@@ -80,7 +83,8 @@ class Sit(Crouch):
         supports = self.supports(ctx)
         for b in self.seat_bodies:
             supports[b] = self.seat
-        t = Targets(posture=self.q_seated, orientations=dict(self.orient), supports=supports)
+        t = Targets(posture=self.q_seated, orientations=dict(self.orient), supports=supports,
+                    posture_weight=self.posture_weights)
         if self.centre_weight:
             t.points.append(self._centre())
         pelvis_x = float(ctx.d.xpos[self.pelvis_body][0])
