@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mskbench.eval.protocol import Unit, checkpoint_path, load_policy, perturbation_for
-from mskbench.sim.processes import Workers
 
 log = logging.getLogger(__name__)
 EXECUTORS = ("local", "ray")
@@ -115,6 +114,8 @@ def run_local(units: list[Unit], spec: JobSpec, workers: int) -> Iterator[dict]:
         for u in units:
             yield execute_unit(u, spec)
         return
+    from mskbench.sim.processes import Workers  # here: importing mskbench.sim loads MuJoCo
+
     # Two units in flight a worker, so a kill loses little and memory stays flat.
     queue = iter(units)
     with Workers(_UnitRunner, [(spec,)] * workers) as pool:

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import copy
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from mskbench.agents.bc.student import student_action
-from mskbench.sim.processes import Workers
+
+if TYPE_CHECKING:
+    from mskbench.sim.processes import Workers
 
 
 class DaggerWorlds:
@@ -117,6 +119,8 @@ class WorldPool:
         if workers == 1:
             self.local = DaggerWorlds.from_task(task, groups[0], teacher, seed, horizon)
         else:
+            from mskbench.sim.processes import Workers  # here: importing mskbench.sim loads MuJoCo
+
             self.group = Workers(DaggerWorlds.from_task,
                                  [(task, g, teacher, seed + 7919 * w, horizon) for w, g in enumerate(groups)])
 
