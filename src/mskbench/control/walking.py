@@ -306,13 +306,12 @@ class Walking(Standing):
             posture[self.joint_qpos] = self.ref.q_ref(phase)
             posture_vel = np.zeros(ctx.qp.nv)
             posture_vel[self.joint_dof] = self.ref.qdot_ref(phase)
-        pw = None
+        pw = None if self.arm_scale is None else self.posture_weight * self.arm_scale
         if self.leg_weight > 0:
             if posture_vel is None:
                 posture_vel = np.zeros(ctx.qp.nv)
-            pw = np.full(self.joint_qpos.size, self.posture_weight)
-            if self.arm_scale is not None:
-                pw *= self.arm_scale
+            if pw is None:
+                pw = np.full(self.joint_qpos.size, self.posture_weight)
             stance_sides = SIDES if sch.phase == "double" else (sch.stance,)
             for s_ in SIDES:
                 k = self.jidx[s_]["knee_angle"]
@@ -328,8 +327,6 @@ class Walking(Standing):
                     posture_vel[self.joint_dof[a]] = 0.0
                     pw[a] = self.leg_weight
                 pw[k] = self.leg_weight
-        elif self.arm_scale is not None:
-            pw = self.posture_weight * self.arm_scale
         t = Targets(posture=posture, posture_vel=posture_vel, posture_weight=pw, posture_kp=self.posture_kp,
                     com_acc=acc,
                     orientations=dict(self.orient), supports=supports,

@@ -183,12 +183,6 @@ def _check_task(task: str) -> str:
     return name
 
 
-def _check_policy(spec: str, task: str) -> None:
-    from mskbench.eval.protocol import check_policy_spec
-
-    check_policy_spec(spec, [task])  # unknown, or a controller with no behaviour for the task: a ValueError
-
-
 def evalkit_tasks() -> tuple[str, ...]:
     """The gait tasks whose rollouts mm-evalkit can read (a control step of 0.01 s): Walk, Run."""
     from mskbench.envs.cpu_env import control_timing
@@ -392,10 +386,10 @@ def record_demos(task: str, policy: str, episodes: int, seed: int, out_path, *, 
     ``progress(episode, step)`` is called after each reset (step 0) and each step.
     """
     from mskbench.envs import MSKEnv
-    from mskbench.eval.protocol import episode_seeds, load_policy
+    from mskbench.eval.protocol import check_policy_spec, episode_seeds, load_policy
 
     name = _check_task(task)
-    _check_policy(policy, name)
+    check_policy_spec(policy, [name])  # unknown, or a controller with no behaviour for the task: a ValueError
     seeds = episode_seeds(seed, episodes)
     if max_steps is not None and (isinstance(max_steps, bool) or max_steps < 1):
         raise ValueError(f"max_steps must be a positive integer, got {max_steps!r}")
