@@ -237,7 +237,7 @@ def test_balance_initial_state(balance_env):
     assert task.feet_on_board(s, np)
     np.testing.assert_allclose(obs[env.obs_layout["task/com_minus_board"]], s.com_pos - board, atol=1e-6)
     np.testing.assert_allclose(obs[env.obs_layout["task/ball_minus_board"]], ball - board, atol=1e-6)
-    assert info["success_trace"] == {"board_ball_sep": 0.0, "max_board_ball_sep": 0.0}
+    assert info["success_trace"] == {"board_ball_sep": 0.0, "max_board_ball_sep": 0.0, "feet_on_board": True}
     terms = task.reward_terms(s, env.task_state, np)
     assert terms["forward_lean_stance"] == pytest.approx(1.0, abs=1e-4)
     assert terms["board_over_ball"] == 1.0 and terms["board_level"] == 1.0
@@ -381,13 +381,34 @@ def test_balance_separation_trace_and_success(balance_env):
         seps.append(float(ts["board_ball_sep"]))
     np.testing.assert_allclose(seps, [0.3, 0.6, 0.2], atol=1e-9)
     assert float(ts["max_board_ball_sep"]) == pytest.approx(0.6)
-    assert task.success_trace(ts) == pytest.approx({"board_ball_sep": 0.2, "max_board_ball_sep": 0.6})
+    assert task.success_trace(ts) == pytest.approx({"board_ball_sep": 0.2, "max_board_ball_sep": 0.6,
+                                                   "feet_on_board": bool(ts["feet_on_board"])})
+    ts["feet_on_board"] = np.bool_(True)
     assert task.success(ts, 351, False, np)
     assert not task.success(ts, 350, False, np)  # "more than 350 steps"
     assert task.success(ts, 400, True, np)  # ended by termination after 350 steps: still ran > 350
     for sep, ok in ((0.49, True), (0.5, False), (0.51, False)):
-        assert bool(task.success({"board_ball_sep": np.float64(sep), "max_board_ball_sep": np.float64(0.6)},
-                                 500, False, np)) is ok
+        assert bool(task.success({"board_ball_sep": np.float64(sep), "max_board_ball_sep": np.float64(0.6),
+                                  "feet_on_board": np.bool_(True)}, 500, False, np)) is ok
+
+
+def test_balance_standing_off_the_board_fails(balance_env):
+    """A body standing on the floor beside the board, the board still on the fixed ball: the separation clause
+    holds (the board never moved), the feet are off the board, and that is no success."""
+    env = balance_env
+    task = env.task
+    env.reset(seed=0)
+    board = env.data.qpos[task.board_qpos:task.board_qpos + 7].copy()
+    q = env._ctx.pose({}, base=env.data.qpos.copy(), root_xy=(0.75, 0.0))
+    q[task.board_qpos:task.board_qpos + 7] = board
+    env.data.qpos[:] = q
+    ts = task.advance(forward(env), ts_copy(env.task_state), np)
+    assert float(ts["board_ball_sep"]) < 1e-9
+    assert not bool(ts["feet_on_board"])
+    assert not bool(task.success(ts, 400, False, np))
+    env.reset(seed=0)  # on the board at the start: the clause holds
+    ts = task.advance(forward(env), ts_copy(env.task_state), np)
+    assert bool(ts["feet_on_board"]) and bool(task.success(ts, 400, False, np))
 
 
 # -- Catch ---------------------------------------------------------------------------------

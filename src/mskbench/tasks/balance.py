@@ -204,7 +204,7 @@ class Balance(Task):
         qpos[0:2] -= feet[:, :2].mean(axis=0)  # the middle of the feet over the fixed ball
         r, hz = self.ball_radius_m, self.board_half_height_m
         qpos[self.board_qpos:self.board_qpos + 7] = [0.0, 0.0, 2.0 * r + hz, 1.0, 0.0, 0.0, 0.0]
-        ts = {"board_ball_sep": np.float64(0.0), "max_board_ball_sep": np.float64(0.0)}
+        ts = {"board_ball_sep": np.float64(0.0), "max_board_ball_sep": np.float64(0.0), "feet_on_board": np.bool_(True)}
         qvel = np.zeros(ctx.model.nv)
         qvel[0] = self.push_mps
         return InitialState(qpos, qvel, ts)
@@ -231,7 +231,8 @@ class Balance(Task):
 
     def advance(self, s, ts, xp):
         sep = self._sep(s, xp)
-        return {"board_ball_sep": sep, "max_board_ball_sep": xp.maximum(ts["max_board_ball_sep"], sep)}
+        return {"board_ball_sep": sep, "max_board_ball_sep": xp.maximum(ts["max_board_ball_sep"], sep),
+                "feet_on_board": self.feet_on_board(s, xp)}
 
     def observation(self, s, ts, xp):
         board = s.body_pos(self.board_id)
@@ -264,7 +265,10 @@ class Balance(Task):
         }
 
     def success(self, ts, steps, terminated, xp):
-        return xp.logical_and(steps > self.success_steps, ts["board_ball_sep"] < self.success_sep_m)
+        # ours beside Table XII's two clauses: the feet on the board (the lean gate) when it is read; without it,
+        # a body that steps off onto the floor and stands there succeeds (the board stays on the fixed ball)
+        return xp.logical_and(xp.logical_and(steps > self.success_steps, ts["board_ball_sep"] < self.success_sep_m),
+                              ts["feet_on_board"])
 
     def scene_height(self, s, xp):
         """The original's ``_get_height``: the mass-weighted height of every body of the scene, props included."""
@@ -280,4 +284,5 @@ class Balance(Task):
         return (board_align > 0.8) & (keep_height > 0.8) & (com_align > 0.8)
 
     def success_trace(self, ts):
-        return {"board_ball_sep": float(ts["board_ball_sep"]), "max_board_ball_sep": float(ts["max_board_ball_sep"])}
+        return {"board_ball_sep": float(ts["board_ball_sep"]), "max_board_ball_sep": float(ts["max_board_ball_sep"]),
+                "feet_on_board": bool(ts["feet_on_board"])}
