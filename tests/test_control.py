@@ -149,16 +149,88 @@ def test_qp_force_identity_on_standing_states():
         assert 0.5 * weight < sol.support_force[:, 2].sum() < 1.5 * weight
 
 
-def test_the_controller_keeps_the_nominal_model_under_a_dynamics_perturbation():
+def test_the_controller_is_not_told_the_dynamics_perturbation_and_reads_it_off_the_forces():
+    """Its model copy keeps the nominal gains; within 30 control steps its per-muscle strength estimate (what
+    the QP plans with) matches the plant's drawn factors on every muscle that has pulled."""
     from mskbench.control import make_controller
     from mskbench.envs.perturbations import Perturbation
 
     env = MSKEnv("Stand", perturbation=Perturbation(muscle_gain_range=0.2))
     policy = make_controller("expert", env)
-    env.reset(seed=1)
+    obs, info = env.reset(seed=1)
+    policy.reset(1)
     ids = env.handles.muscle_ids
     assert not np.allclose(env.model.actuator_gainprm[ids, 2], env.sim._gain0)  # the plant changed
-    np.testing.assert_array_equal(policy.qp.m.actuator_gainprm[ids, 2], env.sim._gain0)
+    np.testing.assert_array_equal(policy.qp.m.actuator_gainprm[ids, 2], env.sim._gain0)  # not told
+    truth = info["muscle_gain"]
+    for _ in range(30):
+        obs, *_ = env.step(policy.act(obs))
+    est = policy.strength.factors()
+    pulled = policy.strength._den > 0.5  # what has pulled: the prior's pull towards 1 is below 1e-3·0.2/0.5
+    assert pulled.sum() > 150
+    dead = np.abs(truth - 1.0) <= policy.strength.deadband  # planned with as nominal
+    np.testing.assert_allclose(est[pulled], np.where(dead, 1.0, truth)[pulled], atol=2e-3)
+    np.testing.assert_allclose(policy.qp.muscles.force, env.sim._gain0 * est)
+
+
+def test_on_the_nominal_plant_the_strength_estimate_changes_nothing():
+    """Every factor stays exactly 1 there, so the expert acts bit for bit as with the nominal model."""
+    from mskbench.control import EXPERT_BEHAVIOURS
+    from mskbench.control.expert import ExpertPolicy
+
+    runs = []
+    for estimate in (True, False):
+        env = MSKEnv("Stand")
+        policy = ExpertPolicy(env, EXPERT_BEHAVIOURS["Stand"](), estimate_strength=estimate)
+        obs, _ = env.reset(seed=3)
+        policy.reset(3)
+        acts = []
+        for _ in range(30):
+            acts.append(policy.act(obs))
+            obs, *_ = env.step(acts[-1])
+        runs.append(np.array(acts))
+        if estimate:
+            assert np.all(policy.strength.factors() == 1.0)
+    np.testing.assert_array_equal(runs[0], runs[1])
+
+
+def test_strength_estimate_recovers_factors_from_forces_one_substep_older(stand_env):
+    """Synthetic observations as MuJoCo makes them: the force of a scaled muscle at the activation one
+    substep before the observed one. With the excitation sent, the factors come back to float precision;
+    unobserved muscles keep the prior's 1; the bounds clip."""
+    from mskbench.control.strength import StrengthEstimate
+
+    env = stand_env
+    ids = env.handles.muscle_ids
+    p = MuscleParams(env.model, ids)
+    f0 = env.sim._gain0
+    dt = float(env.model.opt.timestep)
+    rng = np.random.default_rng(0)
+    n = ids.size
+    truth = 1.0 + 0.2 * (2.0 * rng.random(n) - 1.0)
+    truth[0] = 3.0  # beyond the bounds
+    est, naive = StrengthEstimate(p, f0, dt, prior=1e-9), StrengthEstimate(p, f0, dt, prior=1e-9)
+    lo, hi = env.model.actuator_lengthrange[ids, 0], env.model.actuator_lengthrange[ids, 1]
+    silent = np.zeros(n, bool)
+    silent[1] = True  # a muscle that never pulls (slack, no activation)
+    for _ in range(20):
+        length = lo + (hi - lo) * rng.uniform(0.3, 0.7, n)
+        velocity = rng.normal(0.0, 0.05, n)
+        act = rng.uniform(0.05, 0.9, n)
+        u = rng.uniform(0.0, 1.0, n)
+        act[silent], u[silent], length[silent] = 0.0, 0.0, lo[silent]
+        gain, bias = muscle_gain_bias(p, length, velocity)
+        force = truth * (gain * act + bias) / f0
+        act_obs = np.clip(act + dt * activation_rate(p, act, u), 0.0, 1.0)  # one Euler substep on
+        est.update(force, length, velocity, act_obs, u)
+        naive.update(force, length, velocity, act_obs, None)
+    got = est.factors()
+    expected = np.where(np.abs(truth - 1.0) <= est.deadband, 1.0, truth)  # within the deadband: exactly 1
+    np.testing.assert_allclose(got[2:], expected[2:], atol=1e-6)
+    assert got[0] == 1.5 and got[1] == 1.0
+    assert np.abs(naive.factors()[2:] - truth[2:]).max() > 10 * np.abs(got[2:] - truth[2:]).max()
+    with pytest.raises(ValueError, match="prior must be positive"):
+        StrengthEstimate(p, f0, dt, prior=0.0)
 
 
 def test_the_expert_reads_its_body_from_the_observation():

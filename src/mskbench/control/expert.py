@@ -4,17 +4,20 @@ It is a *privileged* controller: it reads the simulator (the model, the contacts
 task's own state), which no learned policy may. Its proprioception — the body's joint positions and
 velocities and the muscle activations — is read from the observation, so observation noise acts on
 what it believes about its own body (root x, y are not observed; it reads them from the simulator).
-Its model of the muscles is the nominal one: a dynamics perturbation (muscle gains scaled per
-episode) changes the plant, not the controller.
+Its model of the muscles starts as the nominal one; a dynamics perturbation (muscle gains scaled per
+episode) is not told to it, and it reads each muscle's strength off the forces the observation carries
+(:mod:`mskbench.control.strength`; ``estimate_strength=False``: the nominal model throughout).
 """
 
 from __future__ import annotations
 
+import copy
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from mskbench.control.qp import Solution, Targets, WholeBodyQP, Weights
+from mskbench.control.strength import StrengthEstimate
 from mskbench.envs.action_map import action_for, excitation_range
 
 if TYPE_CHECKING:
@@ -100,7 +103,7 @@ class ExpertPolicy:
     #: It reads the simulator: the results store records its methods as privileged.
     privileged = True
 
-    def __init__(self, env, behaviour: Behaviour, name: str = "expert"):
+    def __init__(self, env, behaviour: Behaviour, name: str = "expert", estimate_strength: bool = True):
         base = getattr(env, "unwrapped", env)
         self.env = base
         self.name = name
@@ -118,6 +121,10 @@ class ExpertPolicy:
         self._nv_body = self._qvel_slice.stop - self._qvel_slice.start
         self.last: Solution | None = None
         self._started = False
+        #: Each muscle's strength read from the observed forces (:mod:`mskbench.control.strength`), or None.
+        self.strength = (StrengthEstimate(copy.copy(self.qp.muscles), h.muscle_force_nominal, float(base.model.opt.timestep))
+                         if estimate_strength and "muscle_force" in layout else None)
+        self._sent: np.ndarray | None = None
 
     # -- state -----------------------------------------------------------------------------------
     def _state(self, obs: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -133,6 +140,10 @@ class ExpertPolicy:
         return qpos, qvel, act
 
     def reset(self, seed: int | None = None) -> None:
+        if self.strength is not None:
+            self.strength.reset()
+            self.qp.set_strength(None)
+        self._sent = None
         qpos, qvel, act = self._state(None)
         self.qp.load(qpos, qvel, act)
         self.ctx.start_qpos = qpos.copy()
@@ -145,6 +156,8 @@ class ExpertPolicy:
         if not self._started:
             self.reset()
         qpos, qvel, act = self._state(obs)
+        if self.strength is not None:
+            self._estimate_strength(np.asarray(obs, np.float64))
         self.qp.load(qpos, qvel, act)
         limp = self.behaviour.limp(self.ctx)
         if not limp:
@@ -154,7 +167,20 @@ class ExpertPolicy:
         u = np.zeros(self.env.model.nu)
         if not limp:
             u[self.qp.mid] = sol.excitation
+        self._sent = u[self.qp.mid]
         return action_for(u[: self.env.n_muscles], self.env.action_map, np).astype(np.float32)
+
+    def _estimate_strength(self, obs: np.ndarray) -> None:
+        """Update the strength estimate from the observation (it follows a step this policy sent) and plan
+        with it."""
+        if self._sent is None:  # the episode's first observation: no step observed yet
+            return
+        layout = self.env.obs_layout
+        assert self.strength is not None
+        factors = self.strength.update(obs[layout["muscle_force"]], obs[layout["muscle_length"]],
+                                       obs[layout["muscle_velocity"]], np.clip(obs[self._act_slice], 0.0, 1.0),
+                                       self._sent)
+        self.qp.set_strength(None if np.all(factors == 1.0) else factors)
 
     def describe(self) -> dict[str, Any]:
         return {"policy": self.name, "behaviour": type(self.behaviour).__name__}

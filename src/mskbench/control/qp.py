@@ -191,6 +191,7 @@ class WholeBodyQP:
         self.u_min, self.u_max = float(excitation_range[0]), float(excitation_range[1])
         self.mid, self.adr = mid, np.asarray(handles.muscle_act_adr)
         self.muscles = MuscleParams(m, mid)
+        self._force0, self._p_force0 = self.muscles.force.copy(), self.muscles.p_force.copy()
         self.nv, self.nm = m.nv, int(mid.size)
         self.joint_dof = np.asarray(handles.joint_dof)
         self.nj = int(self.joint_dof.size)
@@ -297,6 +298,13 @@ class WholeBodyQP:
             err = target - self.mean_activation(act, u, muscles)
             u = np.clip(u + err / slope, self.u_min, self.u_max)
         return u
+
+    def set_strength(self, factors: np.ndarray | None) -> None:
+        """Plan with each muscle's peak force (active and passive) scaled by ``factors`` (per muscle; None:
+        the nominal strengths)."""
+        s = 1.0 if factors is None else np.asarray(factors, float)
+        self.muscles.force = self._force0 * s
+        self.muscles.p_force = self._p_force0 * s
 
     # -- the state -----------------------------------------------------------------------------------
     def load(self, qpos: np.ndarray, qvel: np.ndarray, act: np.ndarray) -> mujoco.MjData:
