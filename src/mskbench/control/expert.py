@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from mskbench.control.qp import Solution, Targets, WholeBodyQP, Weights
+from mskbench.control.filtering import ObservationFilter
 from mskbench.control.strength import StrengthEstimate
 from mskbench.envs.action_map import action_for, excitation_range
 
@@ -103,7 +104,8 @@ class ExpertPolicy:
     #: It reads the simulator: the results store records its methods as privileged.
     privileged = True
 
-    def __init__(self, env, behaviour: Behaviour, name: str = "expert", estimate_strength: bool = True):
+    def __init__(self, env, behaviour: Behaviour, name: str = "expert", estimate_strength: bool = True,
+                 filter_observation: bool = True):
         base = getattr(env, "unwrapped", env)
         self.env = base
         self.name = name
@@ -125,6 +127,10 @@ class ExpertPolicy:
         self.strength = (StrengthEstimate(copy.copy(self.qp.muscles), h.muscle_force_nominal, float(base.model.opt.timestep))
                          if estimate_strength and "muscle_force" in layout else None)
         self._sent: np.ndarray | None = None
+        #: The state estimate under observation noise (:mod:`mskbench.control.filtering`), or None.
+        self.filter = (ObservationFilter(self.qp.m, self._nq_body, self._nv_body, h.couplings, copy.copy(self.qp.muscles),
+                                         h.muscle_act_adr, base.sim.frame_skip)
+                       if filter_observation and "muscle_length" in layout else None)
 
     # -- state -----------------------------------------------------------------------------------
     def _state(self, obs: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -145,6 +151,8 @@ class ExpertPolicy:
             self.qp.set_strength(None)
         self._sent = None
         qpos, qvel, act = self._state(None)
+        if self.filter is not None:
+            self.filter.start(qpos, qvel, act)
         self.qp.load(qpos, qvel, act)
         self.ctx.start_qpos = qpos.copy()
         self.ctx.start_com = self.qp.com()[0]
@@ -156,9 +164,18 @@ class ExpertPolicy:
         if not self._started:
             self.reset()
         qpos, qvel, act = self._state(obs)
-        if self.strength is not None:
-            self._estimate_strength(np.asarray(obs, np.float64))
         self.qp.load(qpos, qvel, act)
+        sigma = 0.0
+        if self.filter is not None:
+            layout = self.env.obs_layout
+            sigma = self.filter.noise_level(obs[layout["muscle_length"]], obs[layout["muscle_velocity"]],
+                                            self.qp.d.actuator_length[self.qp.mid])
+        if self.strength is not None and sigma < ObservationFilter.threshold:  # noisy forces teach nothing
+            self._estimate_strength(np.asarray(obs, np.float64))
+        if self.filter is not None:
+            filtered = self.filter.estimate(qpos, qvel, act, sigma)
+            if sigma >= self.filter.threshold:
+                self.qp.load(*filtered)
         limp = self.behaviour.limp(self.ctx)
         if not limp:
             sol = self.qp.solve(self.behaviour.targets(self.ctx))
@@ -168,6 +185,8 @@ class ExpertPolicy:
         if not limp:
             u[self.qp.mid] = sol.excitation
         self._sent = u[self.qp.mid]
+        if self.filter is not None:
+            self.filter.planned(np.zeros(self.qp.nv) if limp else sol.qacc, self._sent)
         return action_for(u[: self.env.n_muscles], self.env.action_map, np).astype(np.float32)
 
     def _estimate_strength(self, obs: np.ndarray) -> None:
