@@ -279,6 +279,28 @@ def test_strength_estimate_recovers_factors_from_forces_one_substep_older(stand_
     with pytest.raises(ValueError, match="prior must be positive"):
         StrengthEstimate(p, f0, dt, prior=0.0)
 
+    # under action noise what reached a muscle is not what was sent: given the activations observed before the
+    # step, a muscle whose activation the sent excitation does not explain is left out of that step
+    nsub = 3
+    est = StrengthEstimate(p, f0, dt, prior=1e-9, substeps=nsub)
+    for _ in range(10):
+        length = lo + (hi - lo) * rng.uniform(0.3, 0.7, n)
+        velocity = rng.normal(0.0, 0.05, n)
+        before = rng.uniform(0.05, 0.9, n)
+        u = rng.uniform(0.0, 1.0, n)
+        reached = u.copy()
+        reached[2] = np.clip(u[2] + 0.3, 0.0, 1.0)  # muscle 2: noise on its excitation
+        a = before
+        for _ in range(nsub - 1):
+            a = a + dt * activation_rate(p, a, reached)
+        gain, bias = muscle_gain_bias(p, length, velocity)
+        force = truth * (gain * a + bias) / f0
+        act_obs = np.clip(a + dt * activation_rate(p, a, reached), 0.0, 1.0)
+        est.update(force, length, velocity, act_obs, u, previous=before)
+    got = est.factors()
+    assert got[2] == 1.0 and truth[2] != pytest.approx(1.0, abs=est.deadband)
+    np.testing.assert_allclose(got[3:], expected[3:], atol=1e-6)
+
 
 def test_the_expert_reads_its_body_from_the_observation():
     """Observation noise reaches what the expert believes: its state is the observation's, not the simulator's."""

@@ -124,8 +124,10 @@ class ExpertPolicy:
         self.last: Solution | None = None
         self._started = False
         #: Each muscle's strength read from the observed forces (:mod:`mskbench.control.strength`), or None.
-        self.strength = (StrengthEstimate(copy.copy(self.qp.muscles), h.muscle_force_nominal, float(base.model.opt.timestep))
+        self.strength = (StrengthEstimate(copy.copy(self.qp.muscles), h.muscle_force_nominal, float(base.model.opt.timestep),
+                                          substeps=base.sim.frame_skip)
                          if estimate_strength and "muscle_force" in layout else None)
+        self._seen_act: np.ndarray | None = None  # the muscles' activations as last observed
         self._sent: np.ndarray | None = None
         #: The state estimate under observation noise (:mod:`mskbench.control.filtering`), or None.
         self.filter = (ObservationFilter(self.qp.m, self._nq_body, self._nv_body, h.couplings, copy.copy(self.qp.muscles),
@@ -149,7 +151,7 @@ class ExpertPolicy:
         if self.strength is not None:
             self.strength.reset()
             self.qp.set_strength(None)
-        self._sent = None
+        self._sent = self._seen_act = None
         qpos, qvel, act = self._state(None)
         if self.filter is not None:
             self.filter.start(qpos, qvel, act)
@@ -193,12 +195,14 @@ class ExpertPolicy:
         """Update the strength estimate from the observation (it follows a step this policy sent) and plan
         with it."""
         if self._sent is None:  # the episode's first observation: no step observed yet
+            self._seen_act = np.clip(obs[self._act_slice], 0.0, 1.0)
             return
         layout = self.env.obs_layout
         assert self.strength is not None
+        seen = np.clip(obs[self._act_slice], 0.0, 1.0)
         factors = self.strength.update(obs[layout["muscle_force"]], obs[layout["muscle_length"]],
-                                       obs[layout["muscle_velocity"]], np.clip(obs[self._act_slice], 0.0, 1.0),
-                                       self._sent)
+                                       obs[layout["muscle_velocity"]], seen, self._sent, self._seen_act)
+        self._seen_act = seen
         self.qp.set_strength(None if np.all(factors == 1.0) else factors)
 
     def describe(self) -> dict[str, Any]:
