@@ -302,6 +302,33 @@ def test_strength_estimate_recovers_factors_from_forces_one_substep_older(stand_
     np.testing.assert_allclose(got[3:], expected[3:], atol=1e-6)
 
 
+def test_a_hovering_support_is_brought_down_to_its_surface():
+    """With ``support_seat_kp``, a foot whose soles hover above the floor (the body lifted 6 mm, still within
+    the candidate points' reach) is planned to accelerate towards the floor; without it, only held still."""
+    from mskbench.control import EXPERT_BEHAVIOURS
+    from mskbench.control.expert import ExpertPolicy
+
+    env = MSKEnv("Stand")
+    policy = ExpertPolicy(env, EXPERT_BEHAVIOURS["Stand"]())
+    env.reset(seed=0)
+    policy.reset(0)
+    env.data.qpos[2] += 0.006
+    env.data.qvel[:] = 0.0
+    qp = policy.qp
+    qp.load(env.data.qpos, env.data.qvel, env.data.act)
+    foot = policy.ctx.body("foot_l")
+    jac = np.zeros((3, qp.nv))
+    rates = {}
+    for kp in (0.0, 400.0):
+        targets = policy.behaviour.targets(policy.ctx)
+        targets.support_seat_kp = kp
+        assert foot in targets.supports
+        mujoco.mj_jacBody(qp.m, qp.d, jac, None, foot)
+        rates[kp] = float((jac @ qp.solve(targets).qacc)[2])
+    assert policy.behaviour.seat_kp == 400.0  # Stand's expert seats its supports
+    assert rates[400.0] < rates[0.0] - 0.5  # m/s²: at least a fifth of 400 · 6 mm more towards the floor
+
+
 def test_the_expert_reads_its_body_from_the_observation():
     """Observation noise reaches what the expert believes: its state is the observation's, not the simulator's."""
     from mskbench.control import make_controller

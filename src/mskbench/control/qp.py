@@ -121,6 +121,9 @@ class Targets:
     supports: dict[int, int] = field(default_factory=dict)
     level: frozenset[int] = frozenset()
     support_kp: float = 100.0
+    #: A supporting body whose nearest candidate point is above its surface is driven down onto it at this gain
+    #: (1/s², along the surface normal; 0: it is only held still, however far up it hovers).
+    support_seat_kp: float = 0.0
 
 
 @dataclass
@@ -428,6 +431,10 @@ class WholeBodyQP:
                 mujoco.mj_jacBody(m, d, self._jp, self._jr, sbody)
                 Jb = Jb - np.vstack([self._jp, self._jr])
             acc = -20.0 * (Jb @ d.qvel)
+            if targets.support_seat_kp > 0:  # hovering: the lowest candidate point brought down to the surface
+                origin = self.surface(targets.supports[body])[0]
+                gap = min(float(n_ @ (q_ - origin)) for b_, q_, s_, n_ in pts if b_ == body and s_ == sbody)
+                acc[:3] -= targets.support_seat_kp * max(gap, 0.0) * normal
             sole = self.sole_normals.get(body)
             if body in targets.level and sole is not None:
                 # the small rotation that lays the sole flat on the surface (about the surface normal: free)
