@@ -124,13 +124,14 @@ class ExpertPolicy:
         self.last: Solution | None = None
         self._started = False
         #: Each muscle's strength read from the observed forces (:mod:`mskbench.control.strength`), or None.
-        self.strength = (StrengthEstimate(copy.copy(self.qp.muscles), h.muscle_force_nominal, float(base.model.opt.timestep),
+        nominal = copy.copy(self.qp.muscles)  # set_strength replaces the QP's arrays, not these
+        self.strength = (StrengthEstimate(nominal, h.muscle_force_nominal, float(base.model.opt.timestep),
                                           substeps=base.sim.frame_skip)
                          if estimate_strength and "muscle_force" in layout else None)
         self._seen_act: np.ndarray | None = None  # the muscles' activations as last observed
         self._sent: np.ndarray | None = None
         #: The state estimate under observation noise (:mod:`mskbench.control.filtering`), or None.
-        self.filter = (ObservationFilter(self.qp.m, self._nq_body, self._nv_body, h.couplings, copy.copy(self.qp.muscles),
+        self.filter = (ObservationFilter(self.qp.m, self._nq_body, self._nv_body, h.couplings, nominal,
                                          h.muscle_act_adr, base.sim.frame_skip)
                        if filter_observation and "muscle_length" in layout else None)
 

@@ -21,10 +21,9 @@ At the state the controller reads, MuJoCo's equations of motion are linear in th
 * ``S r``: reserve torques on the independent joints, weighted heavily and reported (OpenSim's
   reserves): where the muscles cannot produce what the targets ask, the reserve says by how much.
 
-The activations are the means over the coming control step; their bounds are what the activation
-dynamics can reach in one step from the current activations (the extreme excitations held), and the
-excitation that produces the chosen means is found by inverting those dynamics
-(:meth:`WholeBodyQP.excitation_for_mean`).
+The activations are the means over the coming control step, bounded by what the activation dynamics reach
+in one step from the current ones (extreme excitations held); the excitation that produces the chosen
+means inverts those dynamics (:meth:`WholeBodyQP.excitation_for_mean`).
 
 The body's *minor joints* (:attr:`mskbench.body.base.Body.minor_joints`, MyoFullBody's 40 finger
 joints) stay out of the QP: their rows, accelerations and reserves are dropped (the fingers weigh
@@ -71,10 +70,9 @@ class Weights:
     point: float = 1e3
     support: float = 1e3
     activation: float = 10.0
-    #: Per squared change of a muscle's mean activation over the step from its current activation (what an
-    #: excitation equal to that activation holds). 0 (the default): the QP may move each activation to
-    #: either end of what one step can reach, so its excitations jump between their bounds from step to
-    #: step; a positive weight keeps them near the current activations (a smoother controller).
+    #: Per squared change of a muscle's mean activation over the step from its current one. 0 (the default): each
+    #: activation may go to either end of what one step reaches (excitations jump between their bounds); more:
+    #: a smoother controller.
     activation_rate: float = 0.0
     reserve: float = 1e4
     soft_rows: float = 100.0
@@ -121,9 +119,7 @@ class Targets:
     supports: dict[int, int] = field(default_factory=dict)
     level: frozenset[int] = frozenset()
     support_kp: float = 100.0
-    #: A supporting body whose nearest candidate point is above its surface is driven down onto it at this gain
-    #: (1/s², along the surface normal; 0: it is only held still, however far up it hovers).
-    support_seat_kp: float = 0.0
+    support_seat_kp: float = 0.0  # a hovering support driven down along the normal (1/s²; 0: only held still)
 
 
 @dataclass
@@ -303,8 +299,7 @@ class WholeBodyQP:
         return u
 
     def set_strength(self, factors: np.ndarray | None) -> None:
-        """Plan with each muscle's peak force (active and passive) scaled by ``factors`` (per muscle; None:
-        the nominal strengths)."""
+        """Plan with each muscle's peak force (active and passive) scaled by ``factors`` (None: nominal)."""
         s = 1.0 if factors is None else np.asarray(factors, float)
         self.muscles.force = self._force0 * s
         self.muscles.p_force = self._p_force0 * s
@@ -431,9 +426,9 @@ class WholeBodyQP:
                 mujoco.mj_jacBody(m, d, self._jp, self._jr, sbody)
                 Jb = Jb - np.vstack([self._jp, self._jr])
             acc = -20.0 * (Jb @ d.qvel)
-            if targets.support_seat_kp > 0:  # hovering: the lowest candidate point brought down to the surface
-                origin = self.surface(targets.supports[body])[0]
-                gap = min(float(n_ @ (q_ - origin)) for b_, q_, s_, n_ in pts if b_ == body and s_ == sbody)
+            if targets.support_seat_kp > 0:  # hovering: its lowest candidate point brought down to the surface
+                o = self.surface(targets.supports[body])[0]
+                gap = min(float(n_ @ (q_ - o)) for b_, q_, _, n_ in pts if b_ == body)
                 acc[:3] -= targets.support_seat_kp * max(gap, 0.0) * normal
             sole = self.sole_normals.get(body)
             if body in targets.level and sole is not None:
