@@ -185,3 +185,18 @@ def test_achievable_lists_every_suite_task_with_the_last_run_of_its_controller(b
     assert "| Run | none | — | — | — | DynSyn-SAC, 96 |" in table
     with pytest.raises(SystemExit, match="is not a results file of benchmarks/expert_results.py"):
         mod.achievable([str(tmp_path / "missing.json")])
+
+
+def test_qp_tracking_measures_the_plan_against_the_ask_and_the_body(benchmark_script, monkeypatch, capsys):
+    # benchmarks/qp_tracking.py, docs/controllers.md's Walk figures: on Stand the QP plans what it is asked and
+    # the body does what was planned, to a few cm/s², with a minority of muscles at a one-step bound
+    script = benchmark_script("qp_tracking")
+    row = script.track("Stand", 0, 20)
+    assert row["control_steps"] == 20 and 0.0 < row["median_share_at_bound"] < 0.75  # Walk: 0.82-0.87
+    for axis in "xy":
+        a = row["axes"][axis]
+        assert a["rms_asked_minus_planned"] < 0.05 and a["rms_made_minus_planned"] < 0.4  # Walk: ~1 and ~0.6
+    monkeypatch.setattr("sys.argv", ["qp_tracking.py", "--task", "Run"])
+    with pytest.raises(SystemExit) as exit_:
+        script.main()
+    assert "the expert does not serve 'Run'; it serves Balance" in str(exit_.value)
