@@ -1,8 +1,8 @@
 """The expert's state estimate under observation noise: its own prediction blended with what it observes.
 
 The protocol's observation noise (Eq. 5) adds ``N(0, σ²)`` to every entry of the observation the expert reads
-its body from: joint angles, velocities, activations. The QP is very sensitive to joint angles (measured on
-Stand: 0.002 rad of noise on every joint angle ends an episode within 2 s), mostly because the joint
+its body from: joint angles, velocities, activations. The QP is very sensitive to joint angles (on Stand, a
+few thousandths of a radian of noise on every joint angle end an episode within 2 s), mostly because the joint
 couplings' dependent joints then no longer sit on their couplings and MuJoCo's equality rows ask for large
 corrections. So each control step:
 
@@ -14,13 +14,15 @@ corrections. So each control step:
   perturbation leave the two consistent.
 * Below ``threshold`` (a clean observation) the observation is used as it is: the expert acts bit for bit as
   without this filter.
-* Above it, the state the expert plans from is a blend, per quantity, of its prediction — the last estimate
-  moved one control step on under the accelerations the QP planned, and the activations under the
-  excitations sent (MuJoCo's own activation dynamics) — and the observation, with the gain of a
-  Kalman filter for a random walk with the prediction's error per step (``process``) and
-  measurement noise ``σ̂`` (:func:`kalman_step`), its variance carried from step to step from the first
-  estimate (one observation). Joint angles are blended in MuJoCo's tangent space (the
-  root's quaternion too); the dependent joints are then put back on their couplings.
+* Above it, the state the expert plans from is a blend, per quantity, of a prediction and the observation,
+  with the gain of a scalar Kalman filter for a random walk whose step is the prediction's error
+  (``process``) and whose measurement noise is ``σ̂`` (:func:`kalman_step`), the variance carried from step
+  to step. The predictions: joint angles moved by the mean of the observed velocities before and after the
+  step (unbiased; the accelerations the QP planned are not what the body does closely enough); velocities
+  moved on by the planned accelerations; activations under the excitations sent (MuJoCo's own activation
+  dynamics). Joint angles are blended in MuJoCo's tangent space (the root's quaternion too); the dependent
+  joints are then put back on their couplings. The filter starts from a state known exactly
+  (:meth:`ObservationFilter.start`: the expert's start, read at its reset).
 """
 
 from __future__ import annotations
