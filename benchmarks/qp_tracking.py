@@ -36,6 +36,7 @@ def track(task: str, seed: int, steps: int) -> dict:
     root = env.handles.bodies["root"]
     jac = np.zeros((3, env.model.nv))
     asked: list[np.ndarray] = []
+    bounds: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # per step: the CoM Jacobian, activation bounds
     targets = beh.targets
 
     def asking(ctx):
@@ -47,7 +48,6 @@ def track(task: str, seed: int, steps: int) -> dict:
                        qp.mean_activation(act, np.full(act.size, qp.u_max), qp.qp_muscles)))
         return t
 
-    bounds: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
     beh.targets = asking  # type: ignore[method-assign]
     rows: list[np.ndarray] = []
     saturated: list[float] = []

@@ -195,15 +195,14 @@ class ExpertPolicy:
     def _estimate_strength(self, obs: np.ndarray) -> None:
         """Update the strength estimate from the observation (it follows a step this policy sent) and plan
         with it."""
+        seen, previous = np.clip(obs[self._act_slice], 0.0, 1.0), self._seen_act
+        self._seen_act = seen
         if self._sent is None:  # the episode's first observation: no step observed yet
-            self._seen_act = np.clip(obs[self._act_slice], 0.0, 1.0)
             return
         layout = self.env.obs_layout
         assert self.strength is not None
-        seen = np.clip(obs[self._act_slice], 0.0, 1.0)
         factors = self.strength.update(obs[layout["muscle_force"]], obs[layout["muscle_length"]],
-                                       obs[layout["muscle_velocity"]], seen, self._sent, self._seen_act)
-        self._seen_act = seen
+                                       obs[layout["muscle_velocity"]], seen, self._sent, previous)
         self.qp.set_strength(None if np.all(factors == 1.0) else factors)
 
     def describe(self) -> dict[str, Any]:
