@@ -581,3 +581,27 @@ def test_chin_up_hangs_on_the_grip_rows_and_pulls_the_head_up():
     root_z = env.model.body_dofadr[env.handles.bodies["root"]] + 2  # the free root's vertical dof
     assert 0.7 * weight < policy.last.forces["constraints"][root_z] < 2.0 * weight
     assert env.data.xpos[head][2] - z0 > 0.10
+
+
+@pytest.mark.parametrize("friction", [0.4, 0.8])
+def test_support_forces_are_planned_within_the_behaviours_friction(friction):
+    """Reach plans its support forces within a friction coefficient of 0.4 (an unloaded foot slid at 0.8):
+    the behaviour's coefficient reaches the QP's friction pyramid, and the plan uses what it allows."""
+    from mskbench.control.expert import ExpertPolicy
+    from mskbench.control.registry import behaviour_for
+
+    env = MSKEnv("Reach")
+    behaviour = behaviour_for("expert", "Reach")
+    assert behaviour.friction == 0.4
+    behaviour.friction = friction
+    policy = ExpertPolicy(env, behaviour)
+    obs, _ = env.reset(seed=1)
+    policy.reset(1)
+    ratio = 0.0
+    for _ in range(40):
+        obs, *_ = env.step(policy.act(obs))
+        f = policy.last.support_force
+        loaded = f[:, 2] > 1.0  # N: the floor's normal is +z
+        ratio = max(ratio, float((np.abs(f[loaded, :2]) / f[loaded, 2:]).max()))
+    assert ratio <= friction + 1e-3
+    assert ratio > 0.9 * friction  # the limit binds somewhere in 40 steps: the coefficient matters

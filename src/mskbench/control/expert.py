@@ -82,6 +82,8 @@ class Behaviour:
 
     #: Task ids the behaviour serves.
     tasks: tuple[str, ...] = ()
+    #: The friction coefficient the QP plans its support forces with (MuJoCo's feet and floor have 1).
+    friction = 0.8
 
     def reset(self, ctx: Context) -> None:
         """An episode starts (the state loaded in ``ctx`` is its first)."""
@@ -112,6 +114,7 @@ class ExpertPolicy:
         self.behaviour = behaviour
         self.qp = WholeBodyQP(base.model, base.handles, base.sim.frame_skip, nominal_gain=base.sim._gain0,
                               nominal_bias=base.sim._bias0, weights=behaviour.weights(),
+                              friction=behaviour.friction,
                               excitation_range=excitation_range(base.action_map),
                               minor_joints=base.task.body.minor_joints)
         self.ctx = Context(base, self.qp)
