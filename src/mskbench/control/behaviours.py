@@ -173,6 +173,8 @@ class Powerlift(Standing):
     """Powerlift: hold the bar overhead standing (its start), the lumbar spine at the start's flexion."""
 
     tasks = ("Powerlift",)
+    #: Support forces planned well inside the floor's friction (Reach's reason; seeds 0-49: docs/controllers.md).
+    friction = 0.4
 
 
 class SingleLegStand(Standing):
