@@ -22,6 +22,10 @@ from mskbench.control.expert import Behaviour, Context
 from mskbench.control.qp import PointTask, Targets, Weights
 
 FEET = ("foot_l", "toes_l", "foot_r", "toes_r")
+#: The friction coefficient of the behaviours that plan their support forces well inside the floor's
+#: (Reach, Powerlift, Squat): at the default the QP planned the feet pushing against each other, the push
+#: outlasted a foot's load as the weight shifted, and the unloaded foot slid (docs/controllers.md).
+INSIDE_FRICTION = 0.4
 
 
 def _chain(m: mujoco.MjModel, body: int) -> list[int]:
@@ -173,8 +177,7 @@ class Powerlift(Standing):
     """Powerlift: hold the bar overhead standing (its start), the lumbar spine at the start's flexion."""
 
     tasks = ("Powerlift",)
-    #: Support forces planned well inside the floor's friction (Reach's reason; seeds 0-49: docs/controllers.md).
-    friction = 0.4
+    friction = INSIDE_FRICTION
 
 
 class SingleLegStand(Standing):
@@ -345,8 +348,7 @@ class Squat(Crouch):
     The expert squats as people do (:class:`Crouch`)."""
 
     tasks = ("Squat",)
-    #: Support forces planned well inside the floor's friction (Reach's reason; seeds 0-49: docs/controllers.md).
-    friction = 0.4
+    friction = INSIDE_FRICTION
     #: The expert's squat bottoms out here (below the task's 0.75 m success mark) rather than at the
     #: task's 0.55 m reference, where this body's hips reach their range.
     lowest_pelvis_m = 0.68
@@ -386,9 +388,7 @@ class Reach(Standing):
     beyond_support = 1.0
     hand_kp = 60.0
     carrot_m = 0.1
-    #: Support forces planned well inside the floor's friction: at 0.8 the planned push between the feet
-    #: outlasted a foot's load as the weight shifted, the unloaded foot slid and a knee dropped.
-    friction = 0.4
+    friction = INSIDE_FRICTION
 
     def reset(self, ctx: Context) -> None:
         super().reset(ctx)
@@ -425,8 +425,8 @@ class OpenDoor(Reach):
     near_m = 0.06
     release_rate = 0.4
     reach_m = 0.55
-    #: The default's, not Reach's (OpenDoor's results were measured with it).
-    friction = 0.8
+    #: The default's, not Reach's (at INSIDE_FRICTION its QP went unsolved while pushing the door).
+    friction = Behaviour.friction
 
     def reset(self, ctx: Context) -> None:
         super().reset(ctx)
