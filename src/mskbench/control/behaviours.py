@@ -190,6 +190,8 @@ class SingleLegStand(Standing):
     #: The arms held near their start ten times as firmly as the rest (seeds 0-49: 70 % against 66 % at 1, within
     #: the spread; a hand above the shoulder in 12 % of the steps, nearly all of them in falls: docs/controllers.md).
     arm_posture_scale = 10.0
+    #: The stance foot's heel or toes, risen off the floor, brought back down (as Stand's).
+    seat_kp = 400.0
 
     def reset(self, ctx: Context) -> None:
         super().reset(ctx)
