@@ -3,8 +3,9 @@ its success rate, beside the paper's best method.
 
 Reads results files written by ``benchmarks/expert_results.py --json`` (each a 50-episode run of the
 expert on some tasks, seeds 0-49, the train environment) in the order given: a later file's row for a task
-replaces an earlier one's (the files are the behaviours' successive runs, the last the one shipped). A task
-no file covers is listed as having no controller. Prints a Markdown table; ``--json`` writes the rows.
+replaces an earlier one's (the files are the behaviours' successive runs, the last the one shipped). The
+probes' rows (``hold`` and the cheat probes, stored beside the expert to test the criterion) are not
+controllers and are skipped. A task no file covers is listed as having no controller. Prints a Markdown table; ``--json`` writes the rows.
 
     python benchmarks/achievable.py docs/expert_results.json docs/walk_expert_results.json --json docs/achievable.json
 """
@@ -17,7 +18,11 @@ import sys
 from pathlib import Path
 
 from mskbench.catalog import SUITE
+from mskbench.control import CONTROLLERS
 from mskbench.eval.published import best_published
+
+#: The privileged built-in policies that probe a criterion rather than solve a task.
+PROBE_NAMES = frozenset(CONTROLLERS) - {"expert"}
 
 
 def achievable(paths: list[str]) -> list[dict]:
@@ -30,7 +35,8 @@ def achievable(paths: list[str]) -> list[dict]:
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise SystemExit(f"error: {path} is not a results file of benchmarks/expert_results.py ({exc})") from None
         for row in rows:
-            latest[row["task"]] = (path, row)
+            if row["policy"] not in PROBE_NAMES:
+                latest[row["task"]] = (path, row)
     out = []
     for task in SUITE:
         path, row = latest.get(task, (None, None))

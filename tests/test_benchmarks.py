@@ -170,12 +170,14 @@ def test_an_arms_angular_momentum_leaves_out_the_shoulders_phantom_bodies(benchm
 
 def test_achievable_lists_every_suite_task_with_the_last_run_of_its_controller(benchmark_script, tmp_path):
     # benchmarks/achievable.py, docs/calibration.md's "achievable" table: a later results file replaces an earlier
-    # one's row for a task; a task no file covers has no controller; the paper's best method sits beside each
+    # one's row for a task, a probe's row (hold, stored beside the expert) never does; a task no file covers has
+    # no controller; the paper's best method sits beside each
     mod = benchmark_script("achievable")
     old, new = tmp_path / "old.json", tmp_path / "new.json"
     row = {"policy": "expert", "episodes": 50}
     old.write_text(json.dumps({"rows": [{**row, "task": "Stand", "sr_pct": 90.0}, {**row, "task": "Sit", "sr_pct": 82.0}]}))
-    new.write_text(json.dumps({"rows": [{**row, "task": "Sit", "sr_pct": 100.0}]}))
+    new.write_text(json.dumps({"rows": [{**row, "task": "Sit", "sr_pct": 100.0},
+                                        {**row, "task": "Stand", "policy": "hold", "sr_pct": 8.0}]}))
     rows = {r["task"]: r for r in mod.achievable([str(old), str(new)])}
     assert len(rows) == 22
     assert (rows["Stand"]["sr_pct"], rows["Stand"]["source"]) == (90.0, str(old))
