@@ -5,7 +5,8 @@ Reads results files written by ``benchmarks/expert_results.py --json`` (each a 5
 expert on some tasks, seeds 0-49, the train environment) in the order given: a later file's row for a task
 replaces an earlier one's (the files are the behaviours' successive runs, the last the one shipped). The
 probes' rows (``hold`` and the cheat probes, stored beside the expert to test the criterion) are not
-controllers and are skipped. A task no file covers is listed as having no controller. Prints a Markdown table; ``--json`` writes the rows.
+controllers and are skipped. A task no file covers is listed as having no controller. Prints a Markdown
+table; ``--json`` writes the rows.
 
     python benchmarks/achievable.py docs/expert_results.json docs/walk_expert_results.json --json docs/achievable.json
 """

@@ -169,8 +169,9 @@ class Stand(Standing):
     """Stand (Table VI): stand still where the episode starts; a heel or toes that rise off the floor are
     brought back down (without, seeds 12 and 15 of 50 fall: a support hovering 1 cm up still counted); the
     centre of mass held 8 cm inside the soles' outline, not 6 (the start's is 4.5 cm in front of the heels' back
-    edge: at 6 cm, action noise of 0.2 tipped the body back over the heels on every one of seeds 0-9; at 8, on 2;
-    at 10, on none, but 3 of 22 episodes without noise then fell, a heel unloaded and rising)."""
+    edge; at 6 cm, under action noise of 0.2, every one of seeds 0-19 fell, seed 0 drifting back over the heels;
+    at 8, 2 of seeds 0-9; at 10, none, but 3 of 22 episodes without noise then fell, a heel unloaded and rising:
+    docs/controllers.md)."""
 
     tasks = ("Stand",)
     seat_kp = 400.0
