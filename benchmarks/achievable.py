@@ -19,11 +19,11 @@ import sys
 from pathlib import Path
 
 from mskbench.catalog import SUITE
-from mskbench.control import CONTROLLERS
+from mskbench.control.probes import PROBES
 from mskbench.eval.published import best_published
 
 #: The privileged built-in policies that probe a criterion rather than solve a task.
-PROBE_NAMES = frozenset(CONTROLLERS) - {"expert"}
+PROBE_NAMES = frozenset({"hold", *PROBES})
 
 
 def achievable(paths: list[str]) -> list[dict]:

@@ -420,8 +420,8 @@ def test_expert_stand_episode_succeeds():
     env = MSKEnv("Stand")
     result = run_episode(env, make_controller("expert", env), seed=11)
     assert result.success and result.length == 1000
-    # Eq. 7, mean squared activation: 0.045 on this seed, median 0.046 over seeds 0-49 (0.042-0.091;
-    # docs/stand_margin_expert.json); the paper's best Stand policy (SAC) spends 0.0484.
+    # Eq. 7, mean squared activation: 0.045 on this seed, median 0.046 over seeds 0-49 (0.042-0.091; the run
+    # behind docs/stand_margin_expert_results.json, mean 0.0501); the paper's best Stand policy (SAC) spends 0.0484.
     assert result.activation_cost < 0.06
 
 
